@@ -1,0 +1,60 @@
+/** Internal request model: what every surface decodes into and every upstream encoder reads from. */
+
+export type IRRole = "user" | "assistant";
+
+export type IRPart =
+  | { type: "text"; text: string }
+  /** Inline image (base64 `data`) or remote image (`url`). */
+  | { type: "image"; mediaType?: string; data?: string; url?: string }
+  /** Alpha file-store reference (§4.2 `input_file`), replaced by a text block before the upstream call. */
+  | { type: "file"; fileId: string }
+  /** A tool call the assistant made earlier (history). `arguments` is the JSON text. */
+  | { type: "tool_call"; id: string; name: string; arguments: string }
+  /** The client's answer to a tool call. */
+  | { type: "tool_result"; callId: string; content: string; isError?: boolean }
+  /** Reasoning/thinking from history; `signature` only when the producing provider gave one. */
+  | { type: "reasoning"; text: string; signature?: string };
+
+export interface IRMessage {
+  role: IRRole;
+  parts: IRPart[];
+}
+
+export interface IRTool {
+  name: string;
+  description?: string;
+  /** JSON schema of the arguments (root object). */
+  parameters: Record<string, unknown>;
+  strict?: boolean;
+}
+
+export type IRToolChoice =
+  | { type: "auto" }
+  | { type: "none" }
+  | { type: "required" }
+  | { type: "tool"; name: string };
+
+export interface IRRequest {
+  model: string;
+  /** System / developer / instructions text, in order. */
+  system: string[];
+  messages: IRMessage[];
+  stream: boolean;
+  /** Chat Completions `stream_options.include_usage` as the client asked it. */
+  includeUsage: boolean;
+  /** Output budget as the client gave it; undefined when omitted. */
+  maxOutputTokens?: number;
+  tools: IRTool[];
+  toolChoice?: IRToolChoice;
+  parallelToolCalls?: boolean;
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  stop: string[];
+  /** Reasoning effort (`reasoning_effort`, `reasoning.effort`, or derived from a thinking budget). */
+  reasoningEffort?: string;
+  /** Anthropic-style thinking budget when the client gave one. */
+  thinkingBudget?: number;
+  /** End-user id (`metadata.user_id`, `user`, `safety_identifier`). */
+  user?: string;
+}

@@ -112,13 +112,19 @@ export const ERROR_CODES = {
   ),
   // §7.3 request shape
   invalid_json: bad("Тело запроса не является корректным JSON.", "Отправьте тело в формате JSON."),
-  invalid_body_type: bad("Тело запроса должно быть JSON-объектом.", "Отправьте JSON-объект в фигурных скобках."),
+  invalid_body_type: bad(
+    "Тело запроса должно быть JSON-объектом.",
+    "Отправьте JSON-объект в фигурных скобках.",
+  ),
   invalid_request: bad("Запрос некорректен.", "Исправьте поле, указанное в param."),
   unsupported_parameter: bad(
     "Параметр не поддерживается на этой поверхности или модели.",
     "Уберите параметр, указанный в param.",
   ),
-  invalid_parameter: bad("Недопустимое значение параметра.", "Исправьте значение параметра, указанного в param."),
+  invalid_parameter: bad(
+    "Недопустимое значение параметра.",
+    "Исправьте значение параметра, указанного в param.",
+  ),
   messages_required: bad("Поле messages обязательно.", "Добавьте непустой массив messages."),
   model_required: bad("Поле model обязательно.", "Укажите идентификатор модели из GET /v1/models."),
   model_not_found: {
@@ -199,13 +205,29 @@ export const ERROR_CODES = {
     message: "Провайдер вернул некорректный ответ.",
     action: "Повторите запрос.",
   },
-  usage_rate_limit: limit("Отчёт об использовании запрашивается слишком часто.", "Повторите после Retry-After."),
+  usage_rate_limit: limit(
+    "Отчёт об использовании запрашивается слишком часто.",
+    "Повторите после Retry-After.",
+  ),
   invalid_cursor: bad("Курсор страницы некорректен.", "Начните листание заново без cursor."),
   validation_error: {
     status: 422,
     type: "invalid_request_error",
     message: "Параметр запроса не прошёл проверку.",
     action: "Исправьте параметр, указанный в param.",
+  },
+  // operator API (beyond the spec)
+  admin_unauthorized: {
+    status: 401,
+    type: "authentication_error",
+    message: "Неверный или отсутствующий токен администратора.",
+    action: "Передайте ADMIN_TOKEN в заголовке Authorization: Bearer.",
+  },
+  key_not_found: {
+    status: 404,
+    type: "not_found_error",
+    message: "Ключ с таким id не найден.",
+    action: "Проверьте id ключа.",
   },
   // §7.4 family alpha, files, helpers
   invalid_multipart: bad(
@@ -248,13 +270,22 @@ export const ERROR_CODES = {
     "Описание инструментов некорректно.",
     "Не более 64 инструментов, уникальные имена, схема до 256 КиБ.",
   ),
-  delta_client_tool_result_invalid: bad("Результат инструмента некорректен.", "Исправьте результат инструмента."),
-  delta_client_tool_result_too_large: bad("Результат инструмента больше 8 МиБ.", "Сократите результат инструмента."),
+  delta_client_tool_result_invalid: bad(
+    "Результат инструмента некорректен.",
+    "Исправьте результат инструмента.",
+  ),
+  delta_client_tool_result_too_large: bad(
+    "Результат инструмента больше 8 МиБ.",
+    "Сократите результат инструмента.",
+  ),
   delta_client_tool_result_unsupported: bad(
     "Формат результата инструмента не поддерживается.",
     "Передайте результат инструмента текстом.",
   ),
-  delta_image_input_unavailable: bad("Модели gamma не принимают изображения.", "Уберите изображения из запроса."),
+  delta_image_input_unavailable: bad(
+    "Модели gamma не принимают изображения.",
+    "Уберите изображения из запроса.",
+  ),
   delta_image_input_invalid: bad(
     "Изображение некорректно: нужен встроенный base64 поддерживаемого типа, не более 16 штук.",
     "Исправьте изображения в запросе.",

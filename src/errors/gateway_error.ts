@@ -13,7 +13,8 @@ export class GatewayError extends Error {
 
   constructor(
     code: ErrorCode,
-    opts: { param?: string | null; retryAfter?: number; detail?: string; headers?: Record<string, string> } = {},
+    opts: { param?: string | null; retryAfter?: number; detail?: string; headers?: Record<string, string> } =
+      {},
   ) {
     super(code);
     this.name = "GatewayError";

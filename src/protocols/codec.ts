@@ -58,6 +58,8 @@ export interface StreamDecoder {
 export interface Relay {
   /** SSE text to send to the client for this upstream frame ("" to drop it). */
   push(frame: SseFrame): string;
+  /** Internal events decoded from the frames pushed since the last call (usage tap, finish, errors). */
+  events(): IREvent[];
   /** Error frame(s), consistent with what was relayed so far (e.g. Responses sequence numbers). */
   error(err: ErrorObject): string;
 }

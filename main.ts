@@ -1,0 +1,32 @@
+/** Entry point: `deno task start`. Configuration comes from the environment (README, .env.example). */
+import { parseConfig } from "./src/config/env.ts";
+import { startGateway } from "./src/gateway.ts";
+import { parseUsd } from "./src/money/usd.ts";
+
+let config;
+try {
+  config = parseConfig(Deno.env.toObject());
+} catch (err) {
+  console.error(String(err instanceof Error ? err.message : err));
+  Deno.exit(2);
+}
+
+const gw = await startGateway(config);
+console.log(`gateway listening on ${gw.url}`);
+if (gw.app.simulated) {
+  const { key } = await gw.app.accounts.create({ balance: parseUsd(config.DEMO_BALANCE_USD), name: "demo" });
+  console.log("");
+  console.log("DEMO MODE: no upstream is configured, every family is answered by the built-in SIMULATOR");
+  console.log(
+    `(${gw.simulatorUrl}). Answers are not real model output; responses carry x-gateway-simulated: true.`,
+  );
+  console.log(`Demo key with ${config.DEMO_BALANCE_USD} USD:`);
+  console.log(key);
+}
+
+const stop = async () => {
+  await gw.close();
+  Deno.exit(0);
+};
+Deno.addSignalListener("SIGINT", stop);
+Deno.addSignalListener("SIGTERM", stop);

@@ -1,0 +1,175 @@
+/**
+ * Protocol-neutral answer planning: deterministic Russian words, token accounting,
+ * budget truncation and the tool-call decision.
+ */
+
+import { type Directives, midFault, type MidFault, hasFault } from "./directives.ts";
+import { Words } from "./words.ts";
+
+/** The last user turn (trailing user / tool-result messages) as plain text. */
+export interface Turn {
+  text: string;
+  toolResult: boolean;
+}
+
+/** What a request offers in the way of tools. */
+export interface ToolOffer {
+  /** Client (function) tool names in request order. */
+  names: string[];
+  /** "none": never call; "auto": only with [[sim:tool]]; "any": call the first; "named": call `name`. */
+  choice: "none" | "auto" | "any" | "named";
+  name?: string;
+  /** Anthropic web_search server tool offered. */
+  webSearch: boolean;
+}
+
+/** What each protocol module extracts from its request body. */
+export interface Inspect {
+  model: string;
+  stream: boolean;
+  /** Output budget (max_tokens / max_completion_tokens / max_output_tokens). */
+  budget?: number;
+  promptTokens: number;
+  turn: Turn;
+  tools: ToolOffer;
+}
+
+export interface ToolCall {
+  name: string;
+  /** JSON text of the arguments: {"query": "..."}. */
+  args: string;
+  /** `args` split into 3 fragments; one output token each. */
+  fragments: string[];
+}
+
+export type UsageMode = "normal" | "none" | "zero";
+
+export interface Plan {
+  model: string;
+  promptTokens: number;
+  cached: number;
+  searches: number;
+  /** Anthropic web_search server tool offered. */
+  webSearch: boolean;
+  query: string;
+  reasoning: Words;
+  reasoningTokens: number;
+  text: Words;
+  textTokens: number;
+  tool: ToolCall | null;
+  outputTokens: number;
+  truncated: boolean;
+  usage: UsageMode;
+  interval: number;
+  mid?: MidFault;
+}
+
+export const DEFAULT_WORDS = 12;
+export const TOOL_TOKENS = 3;
+export const WRONG_MODEL = "sim-wrong-model";
+const SNIPPET_CHARS = 40;
+
+/** Sum of the lengths of every string value (object keys excluded) inside `v`. */
+export function countChars(v: unknown): number {
+  if (typeof v === "string") return v.length;
+  if (v === null || typeof v !== "object") return 0;
+  let n = 0;
+  if (Array.isArray(v)) {
+    for (const x of v) n += countChars(x);
+  } else {
+    for (const k in v) n += countChars((v as Record<string, unknown>)[k]);
+  }
+  return n;
+}
+
+/** prompt tokens = max(1, ceil(characters / 4)). */
+export function promptTokensOf(...parts: unknown[]): number {
+  let n = 0;
+  for (const p of parts) n += countChars(p);
+  return Math.max(1, Math.ceil(n / 4));
+}
+
+function snippetOf(clean: string): string {
+  return clean.slice(0, 400).replace(/\s+/g, " ").trim().slice(0, SNIPPET_CHARS).trim();
+}
+
+function splitArgs(args: string): string[] {
+  const head = 10; // `{"query":"`
+  const mid = head + Math.ceil((args.length - head) / 2);
+  return [args.slice(0, head), args.slice(head, mid), args.slice(mid)];
+}
+
+function pickTool(tools: ToolOffer, want: boolean): string | undefined {
+  switch (tools.choice) {
+    case "none":
+      return undefined;
+    case "named":
+      return tools.name;
+    case "any":
+      return tools.names[0];
+    case "auto":
+      return want ? tools.names[0] : undefined;
+  }
+}
+
+export function buildPlan(ins: Inspect, d: Directives, clean: string): Plan {
+  const snippet = snippetOf(clean);
+  const seedText = snippet || ins.turn.text.slice(0, 64);
+  let budget = ins.budget === undefined ? Infinity : Math.max(0, Math.floor(ins.budget));
+  const wantReasoning = d.reasoning;
+  const reasoningTokens = Math.min(wantReasoning, budget);
+  budget -= reasoningTokens;
+  let truncated = reasoningTokens < wantReasoning;
+
+  const toolName = pickTool(ins.tools, d.tool);
+  let tool: ToolCall | null = null;
+  let wantWords = d.words ?? DEFAULT_WORDS;
+  const query = snippet || "симулятор";
+  if (toolName !== undefined && !truncated) {
+    if (budget >= TOOL_TOKENS) {
+      const args = JSON.stringify({ query });
+      tool = { name: toolName, args, fragments: splitArgs(args) };
+      wantWords = 0;
+    } else {
+      truncated = true;
+    }
+  }
+  let textTokens = 0;
+  if (!tool) {
+    textTokens = Math.min(wantWords, budget);
+    if (textTokens < wantWords) truncated = true;
+  }
+  const toolTokens = tool ? TOOL_TOKENS : 0;
+
+  const usage: UsageMode = hasFault(d, "no_usage") ? "none" : hasFault(d, "zero_usage") ? "zero" : "normal";
+  const promptTokens = ins.promptTokens;
+  return {
+    model: hasFault(d, "wrong_model") ? WRONG_MODEL : ins.model,
+    promptTokens,
+    cached: Math.min(d.cached, promptTokens),
+    searches: d.search,
+    webSearch: ins.tools.webSearch,
+    query,
+    reasoning: Words.reasoning(seedText, snippet),
+    reasoningTokens,
+    text: ins.turn.toolResult ? Words.toolResult(seedText, snippet) : Words.answer(seedText, snippet),
+    textTokens,
+    tool,
+    outputTokens: reasoningTokens + textTokens + toolTokens,
+    truncated,
+    usage,
+    interval: d.interval,
+    mid: midFault(d),
+  };
+}
+
+/** Number of words carried by each stream delta. */
+export function deltaSize(total: number): number {
+  return total <= 64 ? 1 : 4;
+}
+
+/** The stream deltas of the first `n` words. */
+export function* pieces(words: Words, n: number): Generator<string> {
+  const g = deltaSize(n);
+  for (let i = 0; i < n; i += g) yield words.slice(i, Math.min(i + g, n));
+}

@@ -1,0 +1,43 @@
+import assert from "node:assert/strict";
+import { midFault, scanDirectives, statusFault } from "./directives.ts";
+
+Deno.test("directives: none", () => {
+  const { directives, clean } = scanDirectives("просто текст");
+  assert.equal(clean, "просто текст");
+  assert.deepEqual(directives.faults, []);
+  assert.equal(directives.words, undefined);
+  assert.equal(directives.tool, false);
+});
+
+Deno.test("directives: several, anywhere, removed from the text", () => {
+  const { directives: d, clean } = scanDirectives(
+    "[[sim:words=5]]Привет [[sim:tool]] мир[[sim:reasoning]] [[sim:cached=10]][[sim:search=2]]" +
+      "[[sim:delay=30]][[sim:interval=7]][[sim:fault=status:429]][[sim:fault=stall]]",
+  );
+  assert.equal(clean, "Привет  мир  ");
+  assert.equal(d.words, 5);
+  assert.equal(d.tool, true);
+  assert.equal(d.reasoning, 8);
+  assert.equal(d.cached, 10);
+  assert.equal(d.search, 2);
+  assert.equal(d.delay, 30);
+  assert.equal(d.interval, 7);
+  assert.equal(statusFault(d), 429);
+  assert.equal(midFault(d), "stall");
+});
+
+Deno.test("directives: bad values and unknown names are ignored; words capped", () => {
+  const { directives: d } = scanDirectives(
+    "[[sim:words=abc]] [[sim:bogus=1]] [[sim:fault=status:200]] [[sim:fault=nope]] [[sim:reasoning=3]]",
+  );
+  assert.equal(d.words, undefined);
+  assert.equal(d.reasoning, 3);
+  assert.deepEqual(d.faults, []);
+  assert.equal(scanDirectives("[[sim:words=99999999]]").directives.words, 100_000);
+});
+
+Deno.test("directives: unterminated marker is left alone", () => {
+  const { directives: d, clean } = scanDirectives("a [[sim:words=3");
+  assert.equal(d.words, undefined);
+  assert.equal(clean, "a [[sim:words=3");
+});

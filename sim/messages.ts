@@ -1,0 +1,216 @@
+/** Anthropic Messages upstream (§2.6–2.8). */
+
+import { type Inspect, pieces, type Plan, promptTokensOf, type ToolOffer } from "./answer.ts";
+import type { Frames, Protocol } from "./pipeline.ts";
+import { CHECKPOINT, FINAL, type Frame, newId, type SimState } from "./stream.ts";
+import { contentText, lastTurn, numberOr } from "./turn.ts";
+
+type Obj = Record<string, any>;
+
+export const SIGNATURE = "sig_sim";
+/** At most this many server_tool_use / web_search_tool_result pairs are emitted. */
+export const MAX_SEARCH_BLOCKS = 10;
+
+function tools(body: Obj): ToolOffer {
+  const names: string[] = [];
+  let webSearch = false;
+  if (Array.isArray(body.tools)) {
+    for (const t of body.tools) {
+      if (typeof t?.type === "string" && t.type.startsWith("web_search")) webSearch = true;
+      else if ((t?.type === undefined || t.type === "custom") && typeof t?.name === "string") names.push(t.name);
+    }
+  }
+  const tc = body.tool_choice;
+  switch (tc?.type) {
+    case "none":
+      return { names, choice: "none", webSearch };
+    case "any":
+      return { names, choice: "any", webSearch };
+    case "tool":
+      if (typeof tc.name === "string") return { names, choice: "named", name: tc.name, webSearch };
+  }
+  return { names, choice: "auto", webSearch };
+}
+
+function stopReason(plan: Plan): string {
+  return plan.tool ? "tool_use" : plan.truncated ? "max_tokens" : "end_turn";
+}
+
+function searchBlocks(plan: Plan): number {
+  return plan.webSearch ? Math.min(plan.searches, MAX_SEARCH_BLOCKS) : 0;
+}
+
+function searchResult(plan: Plan, i: number): Obj[] {
+  return [{
+    type: "web_search_result",
+    title: `Результат поиска ${i + 1}: ${plan.query}`,
+    url: `https://example.com/sim/search/${i + 1}`,
+    encrypted_content: "sim_encrypted_content",
+    page_age: null,
+  }];
+}
+
+/** Final usage. `start` is the smaller message_start form. */
+export function anthropicUsage(plan: Plan, start = false): Obj {
+  const z = plan.usage === "zero";
+  const cached = z ? 0 : plan.cached;
+  const u: Obj = {
+    input_tokens: z ? 0 : plan.promptTokens - cached,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: cached,
+  };
+  if (start) {
+    u.cache_creation = { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 };
+    u.output_tokens = z ? 0 : 1;
+    u.service_tier = "standard";
+    return u;
+  }
+  u.output_tokens = z ? 0 : plan.outputTokens;
+  u.output_tokens_details = { thinking_tokens: z ? 0 : plan.reasoningTokens };
+  if (plan.searches > 0) {
+    u.server_tool_use = { web_search_requests: z ? 0 : plan.searches, web_fetch_requests: 0 };
+  }
+  return u;
+}
+
+function json(plan: Plan, _body: Obj, state: SimState): unknown {
+  const content: Obj[] = [];
+  if (plan.reasoningTokens > 0) {
+    content.push({
+      type: "thinking",
+      thinking: plan.reasoning.slice(0, plan.reasoningTokens),
+      signature: SIGNATURE,
+    });
+  }
+  for (let i = 0; i < searchBlocks(plan); i++) {
+    const id = newId(state, "srvtoolu_");
+    content.push({ type: "server_tool_use", id, name: "web_search", input: { query: plan.query } });
+    content.push({ type: "web_search_tool_result", tool_use_id: id, content: searchResult(plan, i) });
+  }
+  if (plan.tool) {
+    content.push({
+      type: "tool_use",
+      id: newId(state, "toolu_"),
+      name: plan.tool.name,
+      input: JSON.parse(plan.tool.args),
+    });
+  } else if (plan.textTokens > 0) {
+    content.push({ type: "text", text: plan.text.slice(0, plan.textTokens) });
+  }
+  const out: Obj = {
+    id: newId(state, "msg_"),
+    type: "message",
+    role: "assistant",
+    model: plan.model,
+    content,
+    stop_reason: stopReason(plan),
+    stop_sequence: null,
+  };
+  if (plan.usage !== "none") out.usage = { ...anthropicUsage(plan), service_tier: "standard" };
+  return out;
+}
+
+const ev = (type: string, data: string) => `event: ${type}\ndata: ${data}\n\n`;
+const blockStart = (i: number, block: string) =>
+  ev("content_block_start", `{"type":"content_block_start","index":${i},"content_block":${block}}`);
+const blockDelta = (i: number, delta: string) =>
+  ev("content_block_delta", `{"type":"content_block_delta","index":${i},"delta":${delta}}`);
+const blockStop = (i: number) => ev("content_block_stop", `{"type":"content_block_stop","index":${i}}`);
+
+function* frames(plan: Plan, _body: Obj, state: SimState): Generator<Frame> {
+  const message: Obj = {
+    id: newId(state, "msg_"),
+    type: "message",
+    role: "assistant",
+    model: plan.model,
+    content: [],
+    stop_reason: null,
+    stop_sequence: null,
+  };
+  if (plan.usage !== "none") message.usage = anthropicUsage(plan, true);
+  yield ev("message_start", `{"type":"message_start","message":${JSON.stringify(message)}}`);
+  yield ev("ping", `{"type":"ping"}`);
+  let index = 0;
+  if (plan.reasoningTokens > 0) {
+    yield blockStart(index, `{"type":"thinking","thinking":"","signature":""}`);
+    for (const p of pieces(plan.reasoning, plan.reasoningTokens)) {
+      yield blockDelta(index, `{"type":"thinking_delta","thinking":${JSON.stringify(p)}}`);
+      yield CHECKPOINT;
+    }
+    yield blockDelta(index, `{"type":"signature_delta","signature":"${SIGNATURE}"}`);
+    yield blockStop(index++);
+  }
+  for (let i = 0; i < searchBlocks(plan); i++) {
+    const id = newId(state, "srvtoolu_");
+    yield blockStart(index, `{"type":"server_tool_use","id":"${id}","name":"web_search","input":{}}`);
+    const q = JSON.stringify(JSON.stringify({ query: plan.query }));
+    yield blockDelta(index, `{"type":"input_json_delta","partial_json":${q}}`);
+    yield blockStop(index++);
+    const result = { type: "web_search_tool_result", tool_use_id: id, content: searchResult(plan, i) };
+    yield blockStart(index, JSON.stringify(result));
+    yield blockStop(index++);
+  }
+  if (plan.tool) {
+    const t = plan.tool;
+    yield blockStart(
+      index,
+      `{"type":"tool_use","id":"${newId(state, "toolu_")}","name":${JSON.stringify(t.name)},"input":{}}`,
+    );
+    for (const f of t.fragments) {
+      yield blockDelta(index, `{"type":"input_json_delta","partial_json":${JSON.stringify(f)}}`);
+      yield CHECKPOINT;
+    }
+    yield blockStop(index++);
+  } else if (plan.textTokens > 0) {
+    yield blockStart(index, `{"type":"text","text":""}`);
+    for (const p of pieces(plan.text, plan.textTokens)) {
+      yield blockDelta(index, `{"type":"text_delta","text":${JSON.stringify(p)}}`);
+      yield CHECKPOINT;
+    }
+    yield blockStop(index++);
+  }
+  yield FINAL;
+  const usage = plan.usage === "none" ? "" : `,"usage":${JSON.stringify(anthropicUsage(plan))}`;
+  yield ev(
+    "message_delta",
+    `{"type":"message_delta","delta":{"stop_reason":"${stopReason(plan)}","stop_sequence":null}${usage}}`,
+  );
+  yield ev("message_stop", `{"type":"message_stop"}`);
+}
+
+const ERROR_FRAME = ev("error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`);
+
+export const messages: Protocol = {
+  flavor: "anthropic",
+  validate(body) {
+    if (typeof body.model !== "string" || !body.model) return "model: Field required";
+    if (!Array.isArray(body.messages)) return "messages: Field required";
+    if (typeof body.max_tokens !== "number" || !Number.isInteger(body.max_tokens) || body.max_tokens < 0) {
+      return "max_tokens: Field required";
+    }
+    return null;
+  },
+  inspect(body: Obj): Inspect {
+    const msgs = body.messages as Obj[];
+    return {
+      model: body.model,
+      stream: body.stream === true,
+      budget: numberOr(body.max_tokens),
+      promptTokens: promptTokensOf(body.system, msgs, body.tools),
+      turn: lastTurn(
+        msgs,
+        (m) => {
+          if (m?.role !== "user") return undefined;
+          const c = m.content;
+          return Array.isArray(c) && c.some((b: Obj) => b?.type === "tool_result") ? "tool" : "user";
+        },
+        (m) => contentText(m.content),
+      ),
+      tools: tools(body),
+    };
+  },
+  json,
+  stream(plan, body, state): Frames {
+    return { frames: frames(plan, body, state), errorFrames: () => ERROR_FRAME };
+  },
+};

@@ -1,0 +1,112 @@
+/**
+ * The live account table. The serving process owns every key's record and its open holds in
+ * memory (it is the only writer of the embedded store), so authentication and billing take no
+ * store round trip. Admin changes are written through at once; settlements go by group commit.
+ * Holds are never persisted: a crashed process releases them by construction (§8.1 p.2–4).
+ */
+import { generateKey, hashKey, keyHint } from "../auth/api_key.ts";
+import type { Store } from "../store/store.ts";
+import type { KeyRecord, UsageRow } from "../store/types.ts";
+import { GroupCommitter } from "./group_commit.ts";
+
+export interface Account {
+  rec: KeyRecord;
+  /** Sum of open holds, pico-USD. */
+  held: bigint;
+}
+
+export interface NewKeyOptions {
+  balance: bigint;
+  name?: string | null;
+  membership?: "private" | null;
+}
+
+export class Accounts {
+  readonly #byId = new Map<string, Account>();
+  readonly #byHash = new Map<string, Account>();
+  readonly committer: GroupCommitter;
+
+  private constructor(private readonly store: Store, commitIntervalMs: number) {
+    this.committer = new GroupCommitter(store, commitIntervalMs);
+  }
+
+  static async load(store: Store, commitIntervalMs = 5): Promise<Accounts> {
+    const accounts = new Accounts(store, commitIntervalMs);
+    for (const rec of await store.listKeys()) accounts.#index(rec);
+    return accounts;
+  }
+
+  byHash(hash: string): Account | undefined {
+    return this.#byHash.get(hash);
+  }
+
+  get(id: string): Account | undefined {
+    return this.#byId.get(id);
+  }
+
+  /** Creates a key; the full key is returned only here. */
+  async create(opts: NewKeyOptions, now = Date.now()): Promise<{ account: Account; key: string }> {
+    const key = generateKey();
+    const rec: KeyRecord = {
+      id: `key_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`,
+      hash: await hashKey(key),
+      hint: keyHint(key),
+      name: opts.name ?? null,
+      createdAt: now,
+      revoked: false,
+      expiresAt: null,
+      suspendedUntil: null,
+      thetaPaused: false,
+      membership: opts.membership ?? null,
+      balance: opts.balance,
+      credited: opts.balance,
+      spent: 0n,
+      caps: { hourlySpend: null, dailySpend: null, hourlyReserve: null, dailyReserve: null },
+    };
+    await this.store.createKey(rec);
+    return { account: this.#index(rec), key };
+  }
+
+  /** Applies an operator change in memory and waits until it is durable. */
+  async update(id: string, change: (rec: KeyRecord) => void): Promise<Account | undefined> {
+    const acc = this.#byId.get(id);
+    if (!acc) return undefined;
+    change(acc.rec);
+    this.committer.key(acc.rec);
+    await this.committer.flush();
+    return acc;
+  }
+
+  /** Available credit: settled balance minus open holds. */
+  available(acc: Account): bigint {
+    return acc.rec.balance - acc.held;
+  }
+
+  /** Places a hold if the available credit covers it. Synchronous, so atomic within the process. */
+  tryHold(acc: Account, amount: bigint): boolean {
+    if (this.available(acc) < amount) return false;
+    acc.held += amount;
+    return true;
+  }
+
+  /** Releases a hold and charges `charge` (which may exceed the hold; balance may then dip below 0 only
+   *  by what the upstream actually used beyond the reserve). Queues the key and the usage row. */
+  settle(acc: Account, held: bigint, charge: bigint, row: UsageRow): void {
+    acc.held -= held;
+    acc.rec.balance -= charge;
+    acc.rec.spent += charge;
+    this.committer.key(acc.rec);
+    this.committer.usage(row);
+  }
+
+  async close(): Promise<void> {
+    await this.committer.flush();
+  }
+
+  #index(rec: KeyRecord): Account {
+    const acc: Account = { rec, held: 0n };
+    this.#byId.set(rec.id, acc);
+    this.#byHash.set(rec.hash, acc);
+    return acc;
+  }
+}

@@ -1,0 +1,49 @@
+/** The operator HTTP API under /admin/ (enabled only when ADMIN_TOKEN is set). */
+import type { App } from "../app.ts";
+import { timingSafeEqual } from "../auth/api_key.ts";
+import { GatewayError } from "../errors/gateway_error.ts";
+import { readJsonObject } from "../http/body.ts";
+import { jsonResponse } from "../http/json.ts";
+import type { RouteContext } from "../http/router.ts";
+import { applyKeyAction, createKey, KEY_ACTIONS, type KeyAction, keyView } from "./operations.ts";
+
+function requireAdmin(app: App, req: Request): void {
+  const token = app.config.ADMIN_TOKEN;
+  const m = /^Bearer\s+(\S+)$/i.exec(req.headers.get("authorization")?.trim() ?? "");
+  if (!token || !m || !timingSafeEqual(m[1]!, token)) throw new GatewayError("admin_unauthorized");
+}
+
+const ADMIN_BODY_LIMIT = 64 * 1024;
+
+export async function adminCreateKey(app: App, ctx: RouteContext): Promise<Response> {
+  requireAdmin(app, ctx.req);
+  const body = await readJsonObject(ctx.req, ADMIN_BODY_LIMIT);
+  return jsonResponse(201, await createKey(app.accounts, body, app.now()), ctx.requestId);
+}
+
+export function adminGetKey(app: App, ctx: RouteContext): Response {
+  requireAdmin(app, ctx.req);
+  const acc = app.accounts.get(ctx.params.id!);
+  if (!acc) throw new GatewayError("key_not_found");
+  return jsonResponse(200, keyView(app.accounts, acc, app.now()), ctx.requestId);
+}
+
+export async function adminKeyAction(app: App, ctx: RouteContext): Promise<Response> {
+  requireAdmin(app, ctx.req);
+  const action = ctx.params.action as KeyAction;
+  if (!KEY_ACTIONS.includes(action)) throw new GatewayError("route_not_found");
+  const text = await ctx.req.text();
+  let body: unknown = {};
+  if (text.trim() !== "") {
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new GatewayError("invalid_json");
+    }
+  }
+  return jsonResponse(
+    200,
+    await applyKeyAction(app.accounts, ctx.params.id!, action, body, app.now()),
+    ctx.requestId,
+  );
+}

@@ -1,0 +1,171 @@
+/**
+ * Operator operations on keys, shared by the admin HTTP API and the admin CLI. Bodies are
+ * validated with zod; money goes in and out as exact decimal USD strings.
+ */
+import { z } from "zod";
+import type { Account, Accounts } from "../accounts/accounts.ts";
+import { GatewayError } from "../errors/gateway_error.ts";
+import { formatUsd, parseUsd } from "../money/usd.ts";
+import type { KeyRecord } from "../store/types.ts";
+
+const usd = z.string().regex(/^\d{1,15}(\.\d{1,12})?$/, 'decimal USD string, e.g. "10.00"');
+const isoTime = z.string().refine((s) => !Number.isNaN(Date.parse(s)), "ISO 8601 timestamp");
+const membership = z.enum(["private"]).nullable();
+
+export const schemas = {
+  create: z.object({
+    balance_usd: usd,
+    name: z.string().max(200).optional(),
+    membership: membership.optional(),
+  })
+    .strict(),
+  topup: z.object({ amount_usd: usd }).strict(),
+  expire: z.object({ at: isoTime }).strict(),
+  suspend: z.object({ until: isoTime }).strict(),
+  theta: z.object({ paused: z.boolean() }).strict(),
+  membership: z.object({ membership }).strict(),
+  caps: z.object({
+    hourly_spend_usd: usd.nullable(),
+    daily_spend_usd: usd.nullable(),
+    hourly_reserve_usd: usd.nullable(),
+    daily_reserve_usd: usd.nullable(),
+  }).partial().strict(),
+};
+
+export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
+  const r = schema.safeParse(body);
+  if (!r.success) {
+    const issue = r.error.issues[0]!;
+    throw new GatewayError("invalid_request", { param: issue.path.join(".") || null, detail: issue.message });
+  }
+  return r.data;
+}
+
+export function keyState(rec: KeyRecord, now: number): "active" | "revoked" | "expired" | "suspended" {
+  if (rec.revoked) return "revoked";
+  if (rec.expiresAt !== null && rec.expiresAt <= now) return "expired";
+  if (rec.suspendedUntil !== null && rec.suspendedUntil > now) return "suspended";
+  return "active";
+}
+
+const money = (v: bigint | null) => (v === null ? null : formatUsd(v));
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+export function keyView(accounts: Accounts, acc: Account, now: number) {
+  const r = acc.rec;
+  return {
+    id: r.id,
+    object: "key",
+    name: r.name,
+    hint: r.hint,
+    state: keyState(r, now),
+    membership: r.membership,
+    theta_paused: r.thetaPaused,
+    balance_usd: formatUsd(accounts.available(acc)),
+    held_usd: formatUsd(acc.held),
+    spent_usd: formatUsd(r.spent),
+    credited_usd: formatUsd(r.credited),
+    created_at: iso(r.createdAt),
+    expires_at: iso(r.expiresAt),
+    suspended_until: iso(r.suspendedUntil),
+    caps: {
+      hourly_spend_usd: money(r.caps.hourlySpend),
+      daily_spend_usd: money(r.caps.dailySpend),
+      hourly_reserve_usd: money(r.caps.hourlyReserve),
+      daily_reserve_usd: money(r.caps.dailyReserve),
+    },
+  };
+}
+
+export type KeyAction = "topup" | "revoke" | "expire" | "suspend" | "theta" | "membership" | "caps";
+
+/** Applies one action to a key; returns the updated view. */
+export async function applyKeyAction(
+  accounts: Accounts,
+  id: string,
+  action: KeyAction,
+  body: unknown,
+  now: number,
+) {
+  let change: (r: KeyRecord) => void;
+  switch (action) {
+    case "topup": {
+      const amount = parseUsd(parseBody(schemas.topup, body).amount_usd);
+      change = (r) => {
+        r.balance += amount;
+        r.credited += amount;
+      };
+      break;
+    }
+    case "revoke":
+      change = (r) => {
+        r.revoked = true;
+      };
+      break;
+    case "expire": {
+      const at = Date.parse(parseBody(schemas.expire, body).at);
+      change = (r) => {
+        r.expiresAt = at;
+      };
+      break;
+    }
+    case "suspend": {
+      const until = Date.parse(parseBody(schemas.suspend, body).until);
+      change = (r) => {
+        r.suspendedUntil = until;
+      };
+      break;
+    }
+    case "theta": {
+      const paused = parseBody(schemas.theta, body).paused;
+      change = (r) => {
+        r.thetaPaused = paused;
+      };
+      break;
+    }
+    case "membership": {
+      const m = parseBody(schemas.membership, body).membership;
+      change = (r) => {
+        r.membership = m;
+      };
+      break;
+    }
+    case "caps": {
+      const c = parseBody(schemas.caps, body);
+      const conv = (v: string | null | undefined, old: bigint | null) =>
+        v === undefined ? old : v === null ? null : parseUsd(v);
+      change = (r) => {
+        r.caps = {
+          hourlySpend: conv(c.hourly_spend_usd, r.caps.hourlySpend),
+          dailySpend: conv(c.daily_spend_usd, r.caps.dailySpend),
+          hourlyReserve: conv(c.hourly_reserve_usd, r.caps.hourlyReserve),
+          dailyReserve: conv(c.daily_reserve_usd, r.caps.dailyReserve),
+        };
+      };
+      break;
+    }
+  }
+  const acc = await accounts.update(id, change);
+  if (!acc) throw new GatewayError("key_not_found");
+  return keyView(accounts, acc, now);
+}
+
+export async function createKey(accounts: Accounts, body: unknown, now: number) {
+  const b = parseBody(schemas.create, body);
+  const { account, key } = await accounts.create({
+    balance: parseUsd(b.balance_usd),
+    name: b.name ?? null,
+    membership: b.membership ?? null,
+  }, now);
+  return { ...keyView(accounts, account, now), key };
+}
+
+export const KEY_ACTIONS: readonly KeyAction[] = [
+  "topup",
+  "revoke",
+  "expire",
+  "suspend",
+  "theta",
+  "membership",
+  "caps",
+];

@@ -1,0 +1,19 @@
+/** The services a request handler can reach, built once at start-up and injected everywhere. */
+import type { Accounts } from "./accounts/accounts.ts";
+import type { Tariff } from "./billing/tariff.ts";
+import type { Config } from "./config/env.ts";
+import type { Store } from "./store/store.ts";
+import type { UpstreamTargets } from "./upstream/targets.ts";
+
+export interface App {
+  config: Config;
+  store: Store;
+  accounts: Accounts;
+  tariff: Tariff;
+  upstreams: UpstreamTargets;
+  /** Every family is served by the built-in simulator; responses say so in a header. */
+  simulated: boolean;
+  now(): number;
+}
+
+export const SIMULATED_HEADER = "x-gateway-simulated";

@@ -1,0 +1,47 @@
+/** §5: key extraction and key states. Theta pause is checked later, once the model is known. */
+import type { Account, Accounts } from "../accounts/accounts.ts";
+import { GatewayError } from "../errors/gateway_error.ts";
+import { hashKey, isWellFormedKey } from "./api_key.ts";
+
+/** The key from `x-api-key` or `Authorization: Bearer` (both accepted on every surface). */
+export function extractKey(headers: Headers): string | undefined {
+  const xKey = headers.get("x-api-key");
+  if (xKey !== null && xKey.trim() !== "") return xKey.trim();
+  const auth = headers.get("authorization");
+  if (auth === null || auth.trim() === "") return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(auth.trim());
+  // A present but malformed Authorization header is an invalid key, not a missing one.
+  return m ? m[1]! : auth.trim();
+}
+
+export async function authenticate(headers: Headers, accounts: Accounts, now = Date.now()): Promise<Account> {
+  const key = extractKey(headers);
+  if (key === undefined) throw new GatewayError("missing_api_key");
+  if (!isWellFormedKey(key)) throw new GatewayError("invalid_api_key");
+  const acc = accounts.byHash(await hashKey(key));
+  if (!acc) throw new GatewayError("invalid_api_key");
+  const rec = acc.rec;
+  if (rec.revoked) throw new GatewayError("api_key_revoked");
+  if (rec.expiresAt !== null && rec.expiresAt <= now) throw new GatewayError("api_key_expired");
+  if (rec.suspendedUntil !== null && rec.suspendedUntil > now) {
+    throw new GatewayError("api_key_suspended", { retryAfter: Math.ceil((rec.suspendedUntil - now) / 1000) });
+  }
+  return acc;
+}
+
+/** §9.2: any well-formed date is served as 2023-06-01, so unmodified official SDKs (which send newer dates) work. */
+export function checkAnthropicVersion(headers: Headers): void {
+  const v = headers.get("anthropic-version");
+  if (v === null) {
+    throw new GatewayError("invalid_request", {
+      param: "anthropic-version",
+      detail: "Нет заголовка anthropic-version.",
+    });
+  }
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(v.trim())) {
+    throw new GatewayError("invalid_request", {
+      param: "anthropic-version",
+      detail: "Заголовок anthropic-version должен быть датой вида 2023-06-01.",
+    });
+  }
+}

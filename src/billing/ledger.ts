@@ -1,0 +1,96 @@
+/**
+ * Reserve → settle for one request (§8.1 p.2–4). A Reservation is created only after every
+ * local check passed; it settles exactly once (later calls are no-ops), releasing the hold and
+ * charging actual usage, and queues the usage row.
+ */
+import type { Account, Accounts } from "../accounts/accounts.ts";
+import type { ModelEntry } from "../catalog/models.ts";
+import { GatewayError } from "../errors/gateway_error.ts";
+import type { IRUsage } from "../ir/usage.ts";
+import type { UsageRow } from "../store/types.ts";
+import { chargeAmount, reserveAmount } from "./price.ts";
+import type { Rates, Tariff } from "./tariff.ts";
+
+export interface ReserveInput {
+  account: Account;
+  model: ModelEntry;
+  inputTokens: number;
+  outputBudget: number;
+  requestId: string;
+  endpoint: string;
+  stream: boolean;
+}
+
+export interface SettleInput {
+  usage: IRUsage;
+  usageSource: UsageRow["usageSource"];
+  status: UsageRow["status"];
+}
+
+export class Reservation {
+  #settled = false;
+
+  constructor(
+    private readonly accounts: Accounts,
+    readonly input: ReserveInput,
+    readonly rates: Rates,
+    readonly amount: bigint,
+    private readonly now: () => number,
+  ) {}
+
+  get settled(): boolean {
+    return this.#settled;
+  }
+
+  /** Charges actual usage and releases the hold. Idempotent: only the first call counts. */
+  settle(s: SettleInput): bigint {
+    if (this.#settled) return 0n;
+    this.#settled = true;
+    const { account, model, requestId, endpoint, stream } = this.input;
+    const charge = chargeAmount(this.rates, s.usage, account.rec.membership === "private");
+    this.accounts.settle(account, this.amount, charge, {
+      requestId,
+      keyId: account.rec.id,
+      family: model.family,
+      model: model.id,
+      endpoint,
+      stream,
+      status: s.status,
+      createdAt: this.now(),
+      inputTokens: s.usage.inputTokens,
+      cachedInputTokens: s.usage.cachedInputTokens,
+      outputTokens: s.usage.outputTokens,
+      webSearchRequests: s.usage.webSearchRequests,
+      reserved: this.amount,
+      charged: charge,
+      usageSource: s.usageSource,
+      rates: {
+        input: this.rates.input,
+        cacheRead: this.rates.cacheRead,
+        output: this.rates.output,
+        search: this.rates.search,
+      },
+    });
+    return charge;
+  }
+}
+
+export function reserve(
+  accounts: Accounts,
+  tariff: Tariff,
+  input: ReserveInput,
+  now: () => number,
+): Reservation {
+  const rates = tariff.rates(input.model.id, input.inputTokens);
+  if (!rates) throw new GatewayError("internal_error", { detail: "Нет тарифа для модели." });
+  const amount = reserveAmount(
+    rates,
+    input.inputTokens,
+    input.outputBudget,
+    input.account.rec.membership === "private",
+  );
+  const available = accounts.available(input.account);
+  if (available <= 0n) throw new GatewayError("insufficient_credit");
+  if (!accounts.tryHold(input.account, amount)) throw new GatewayError("request_reserve_exceeds_credit");
+  return new Reservation(accounts, input, rates, amount, now);
+}

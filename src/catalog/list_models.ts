@@ -1,0 +1,24 @@
+/** GET /v1/models in the OpenAI list shape, plus family and context window. */
+import type { App } from "../app.ts";
+import { authenticate } from "../auth/authenticate.ts";
+import type { RouteContext } from "../http/router.ts";
+import { CATALOG_CREATED, MODELS } from "./models.ts";
+
+const BODY = JSON.stringify({
+  object: "list",
+  data: MODELS.map((m) => ({
+    id: m.id,
+    object: "model",
+    created: CATALOG_CREATED,
+    owned_by: m.family,
+    family: m.family,
+    context_window: m.contextWindow,
+    max_output_tokens: m.maxOutputTokens,
+    input_modalities: m.images ? ["text", "image"] : ["text"],
+  })),
+});
+
+export async function listModels(app: App, ctx: RouteContext): Promise<Response> {
+  await authenticate(ctx.req.headers, app.accounts);
+  return new Response(BODY, { headers: { "content-type": "application/json", "request-id": ctx.requestId } });
+}

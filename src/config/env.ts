@@ -1,0 +1,62 @@
+/** Operator configuration from environment variables, validated once at start-up. */
+import { z } from "zod";
+
+const optionalUrl = z.string().url().optional();
+const optionalString = z.string().min(1).optional();
+const ms = (def: number) => z.coerce.number().int().positive().default(def);
+
+export const ConfigSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8787),
+  HOST: z.string().min(1).default("0.0.0.0"),
+  /** Unset: Deno KV file under DATA_DIR; "memory": in-memory KV (tests). */
+  DATABASE_URL: optionalString,
+  DATA_DIR: z.string().min(1).default("./data"),
+  ADMIN_TOKEN: z.string().min(16, "ADMIN_TOKEN must be at least 16 characters").optional(),
+  ALPHA_UPSTREAM_URL: optionalUrl,
+  ALPHA_UPSTREAM_KEY: optionalString,
+  BETA_UPSTREAM_URL: optionalUrl,
+  BETA_UPSTREAM_KEY: optionalString,
+  DELTA_UPSTREAM_URL: optionalUrl,
+  DELTA_UPSTREAM_KEY: optionalString,
+  THETA_UPSTREAM_URL: optionalUrl,
+  /** Comma-separated; one upstream account per key. */
+  THETA_UPSTREAM_KEYS: optionalString,
+  SEARCH_UPSTREAM_URL: optionalUrl,
+  SEARCH_UPSTREAM_KEY: optionalString,
+  /** Hard limit on a request body in bytes (§8.4 leaves it open). */
+  BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(32 * 1024 * 1024),
+  /** SSE comment heartbeat while a stream is quiet. */
+  STREAM_HEARTBEAT_MS: ms(15_000),
+  /** An upstream stream that sends nothing this long ends with `stream_timeout`. */
+  STREAM_IDLE_TIMEOUT_MS: ms(120_000),
+  /** Time allowed for the upstream to answer with headers. */
+  UPSTREAM_HEADERS_TIMEOUT_MS: ms(120_000),
+  /** Balance of the demo key printed in demo mode, in USD. */
+  DEMO_BALANCE_USD: z.string().regex(/^\d+(\.\d{1,12})?$/).default("1.00"),
+  LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+});
+
+export type Config = z.infer<typeof ConfigSchema>;
+
+export const UPSTREAM_URL_VARS = [
+  "ALPHA_UPSTREAM_URL",
+  "BETA_UPSTREAM_URL",
+  "DELTA_UPSTREAM_URL",
+  "THETA_UPSTREAM_URL",
+] as const;
+
+/** Parse a variable map (Deno.env.toObject() in production); throws a readable Error on bad values. */
+export function parseConfig(vars: Record<string, string | undefined>): Config {
+  const cleaned = Object.fromEntries(Object.entries(vars).filter(([, v]) => v !== undefined && v !== ""));
+  const result = ConfigSchema.safeParse(cleaned);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+    throw new Error(`invalid configuration:\n${lines.join("\n")}`);
+  }
+  return result.data;
+}
+
+/** Demo mode: no upstream configured at all, every family served by the built-in simulator. */
+export function isDemoMode(config: Config): boolean {
+  return UPSTREAM_URL_VARS.every((k) => config[k] === undefined);
+}

@@ -1,0 +1,63 @@
+/** Builds the App from a Config and serves it. Used by main.ts, the tests and the benchmark. */
+import { Accounts } from "./accounts/accounts.ts";
+import type { App } from "./app.ts";
+import { Tariff } from "./billing/tariff.ts";
+import { TARIFF_SEED } from "./billing/tariff_seed.ts";
+import { type Config, isDemoMode } from "./config/env.ts";
+import { createHandler } from "./http/server.ts";
+import { KvStore } from "./store/kv_store.ts";
+import { simulatorTargets, targetsFromConfig } from "./upstream/targets.ts";
+import { startSimulator } from "../sim/server.ts";
+
+export interface Gateway {
+  app: App;
+  url: string;
+  port: number;
+  /** URL of the in-process simulator in demo mode. */
+  simulatorUrl?: string;
+  close(): Promise<void>;
+}
+
+async function openStore(config: Config): Promise<KvStore> {
+  if (config.DATABASE_URL === "memory") return KvStore.open(":memory:");
+  if (config.DATABASE_URL !== undefined) {
+    throw new Error("DATABASE_URL: only unset (Deno KV file) or 'memory' is supported by this build");
+  }
+  await Deno.mkdir(config.DATA_DIR, { recursive: true });
+  return KvStore.open(`${config.DATA_DIR}/gateway.kv`);
+}
+
+export async function startGateway(config: Config): Promise<Gateway> {
+  const store = await openStore(config);
+  const accounts = await Accounts.load(store);
+  const demo = isDemoMode(config);
+  const sim = demo ? await startSimulator({ hostname: "127.0.0.1" }) : undefined;
+  const app: App = {
+    config,
+    store,
+    accounts,
+    tariff: new Tariff(TARIFF_SEED),
+    upstreams: sim ? simulatorTargets(sim.url) : targetsFromConfig(config),
+    simulated: demo,
+    now: () => Date.now(),
+  };
+  const server = Deno.serve({
+    port: config.PORT,
+    hostname: config.HOST,
+    onListen: () => {},
+  }, createHandler(app));
+  const addr = server.addr as Deno.NetAddr;
+  const host = addr.hostname === "0.0.0.0" ? "127.0.0.1" : addr.hostname;
+  return {
+    app,
+    url: `http://${host}:${addr.port}`,
+    port: addr.port,
+    ...(sim ? { simulatorUrl: sim.url } : {}),
+    async close() {
+      await server.shutdown();
+      await accounts.close();
+      await sim?.close();
+      store.close();
+    },
+  };
+}

@@ -1,0 +1,49 @@
+/** Request body reading with a hard size limit, counted on the wire (Content-Length may be absent or lie). */
+import { GatewayError } from "../errors/gateway_error.ts";
+
+export async function readBodyBytes(req: Request, limit: number): Promise<Uint8Array> {
+  const declared = req.headers.get("content-length");
+  if (declared !== null && Number(declared) > limit) {
+    await req.body?.cancel().catch(() => {});
+    throw new GatewayError("request_body_too_large");
+  }
+  if (!req.body) return new Uint8Array(0);
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw new GatewayError("request_body_too_large");
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1) return chunks[0]!;
+  const out = new Uint8Array(size);
+  let off = 0;
+  for (const c of chunks) {
+    out.set(c, off);
+    off += c.byteLength;
+  }
+  return out;
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
+/** Reads a JSON object body: bad UTF-8 or JSON → invalid_json, any other JSON value → invalid_body_type. */
+export async function readJsonObject(req: Request, limit: number): Promise<Record<string, unknown>> {
+  const bytes = await readBodyBytes(req, limit);
+  let value: unknown;
+  try {
+    value = JSON.parse(utf8.decode(bytes));
+  } catch {
+    throw new GatewayError("invalid_json");
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new GatewayError("invalid_body_type");
+  }
+  return value as Record<string, unknown>;
+}

@@ -1,0 +1,55 @@
+/** Every endpoint of §4 (and the operator API) in one table. */
+import { adminCreateKey, adminGetKey, adminKeyAction } from "../admin/api.ts";
+import type { App } from "../app.ts";
+import { authenticate } from "../auth/authenticate.ts";
+import { listModels } from "../catalog/list_models.ts";
+import { countTokens } from "../engine/count_tokens.ts";
+import { generate, type SurfaceRoute } from "../engine/generate.ts";
+import { GatewayError } from "../errors/gateway_error.ts";
+import type { Envelope } from "../errors/render.ts";
+import type { Route, RouteContext } from "./router.ts";
+
+export type Handler = (app: App, ctx: RouteContext) => Response | Promise<Response>;
+
+const surface = (s: SurfaceRoute["surface"], thetaOnly: boolean, endpoint: string): Handler => (app, ctx) =>
+  generate(app, ctx, { surface: s, thetaOnly, endpoint });
+const counting = (thetaOnly: boolean): Handler => (app, ctx) =>
+  countTokens(app, ctx, { surface: "anthropic", thetaOnly, endpoint: "count_tokens" });
+
+/** Endpoints owned by later work answer an honest 503 after authentication, never a crash. */
+const notYet: Handler = async (app, ctx) => {
+  await authenticate(ctx.req.headers, app.accounts);
+  throw new GatewayError("service_unavailable", { detail: "Эта функция ещё не включена на шлюзе." });
+};
+
+const r = (method: string, path: string, envelope: Envelope, handler: Handler): Route<Handler> => ({
+  method,
+  path,
+  envelope,
+  handler,
+});
+
+export const ROUTES: Route<Handler>[] = [
+  ...["/v1", "/theta/v1"].flatMap((base) => {
+    const theta = base === "/theta/v1";
+    return [
+      r("POST", `${base}/messages`, "anthropic", surface("anthropic", theta, "messages")),
+      r("POST", `${base}/messages/count_tokens`, "anthropic", counting(theta)),
+      r("POST", `${base}/chat/completions`, "openai", surface("openai_chat", theta, "chat.completions")),
+      r("POST", `${base}/responses`, "openai", surface("openai_responses", theta, "responses")),
+    ];
+  }),
+  r("GET", "/v1/models", "openai", listModels),
+  r("POST", "/v1/files", "detail", notYet),
+  r("GET", "/v1/files", "detail", notYet),
+  r("GET", "/v1/files/:id", "detail", notYet),
+  r("DELETE", "/v1/files/:id", "detail", notYet),
+  r("GET", "/v1/files/:id/content", "detail", notYet),
+  r("POST", "/v1/alpha/search", "openai", notYet),
+  r("POST", "/v1/alpha/fetch", "openai", notYet),
+  r("GET", "/v1/usage", "detail", notYet),
+  r("GET", "/v1/usage/requests", "detail", notYet),
+  r("POST", "/admin/keys", "openai", adminCreateKey),
+  r("GET", "/admin/keys/:id", "openai", adminGetKey),
+  r("POST", "/admin/keys/:id/:action", "openai", adminKeyAction),
+];

@@ -1,0 +1,37 @@
+/** The HTTP layer: request id, routing, and the one place errors become responses. */
+import { type App, SIMULATED_HEADER } from "../app.ts";
+import { GatewayError } from "../errors/gateway_error.ts";
+import { type Envelope, errorResponse } from "../errors/render.ts";
+import { newRequestId } from "./request_id.ts";
+import { Router } from "./router.ts";
+import { type Handler, ROUTES } from "./routes.ts";
+
+export function createHandler(app: App): (req: Request) => Promise<Response> {
+  const routes = app.config.ADMIN_TOKEN ? ROUTES : ROUTES.filter((r) => !r.path.startsWith("/admin/"));
+  const router = new Router<Handler>(routes);
+  const simHeaders: Record<string, string> = app.simulated ? { [SIMULATED_HEADER]: "true" } : {};
+
+  return async (req: Request): Promise<Response> => {
+    const requestId = newRequestId();
+    const url = new URL(req.url);
+    const m = router.match(req.method, url.pathname);
+    let envelope: Envelope = url.pathname.includes("/messages") ? "anthropic" : "openai";
+    try {
+      if (m.kind === "not_found") throw new GatewayError("route_not_found");
+      if (m.kind === "method_not_allowed") {
+        envelope = m.envelope;
+        throw new GatewayError("method_not_allowed", { headers: { allow: m.allow.join(", ") } });
+      }
+      envelope = m.route.envelope;
+      return await m.route.handler(app, { req, url, requestId, params: m.params, envelope });
+    } catch (err) {
+      if (!(err instanceof GatewayError)) {
+        console.error(`request ${requestId} failed: ${err instanceof Error ? err.stack : err}`);
+      }
+      const gerr = err instanceof GatewayError ? err : new GatewayError("internal_error");
+      // Drain an unread body so the connection can be reused (bounded: we only cancel).
+      if (req.body && !req.bodyUsed) req.body.cancel().catch(() => {});
+      return errorResponse(gerr, envelope, requestId, simHeaders);
+    }
+  };
+}

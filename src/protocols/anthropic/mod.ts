@@ -1,0 +1,25 @@
+/** The Anthropic Messages protocol: client surface, upstream protocol and native relay. */
+import type { Protocol } from "../codec.ts";
+import { parseUpstreamError } from "./error.ts";
+import { createRelay, prepareNativeRequest, relayResponse } from "./relay.ts";
+import { decodeRequest } from "./request_decode.ts";
+import { encodeRequest } from "./request_encode.ts";
+import { decodeResponse } from "./response_decode.ts";
+import { encodeResponse } from "./response_encode.ts";
+import { createStreamDecoder } from "./stream_decode.ts";
+import { createStreamEncoder } from "./stream_encode.ts";
+
+export const anthropic: Protocol = {
+  name: "anthropic",
+  upstreamPath: "/v1/messages",
+  decodeRequest,
+  encodeResponse,
+  createStreamEncoder,
+  encodeRequest,
+  decodeResponse,
+  createStreamDecoder,
+  parseUpstreamError,
+  prepareNativeRequest,
+  relayResponse,
+  createRelay,
+};

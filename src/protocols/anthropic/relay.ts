@@ -1,0 +1,76 @@
+/**
+ * Native pass-through (Anthropic client → Anthropic upstream): the body and the frames go through as
+ * the upstream sent them; only the model name is swapped. The frames also feed a stream decoder so the
+ * engine can tap usage, the finish and in-band errors.
+ */
+import type { ErrorObject } from "../../errors/error_object.ts";
+import type { IREvent } from "../../ir/events.ts";
+import type { EncodeContext, Relay, SseFrame, UpstreamRequestOptions } from "../codec.ts";
+import { errorFrame } from "./error.ts";
+import { AnthropicStreamDecoder } from "./stream_decode.ts";
+
+export function prepareNativeRequest(
+  body: Record<string, unknown>,
+  opts: UpstreamRequestOptions,
+): Record<string, unknown> {
+  return { ...body, model: opts.upstreamModel };
+}
+
+export function relayResponse(json: Record<string, unknown>, ctx: EncodeContext): Record<string, unknown> {
+  return { ...json, model: ctx.model };
+}
+
+function parse(data: string): Record<string, unknown> | undefined {
+  try {
+    const v: unknown = JSON.parse(data);
+    return typeof v === "object" && v !== null && !Array.isArray(v) ? v as Record<string, unknown> : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `event:` + `data:` lines; multi-line data keeps one `data:` line per line. */
+function serialise(event: string | undefined, data: string): string {
+  const head = event ? `event: ${event}\n` : "";
+  return head + data.split("\n").map((line) => `data: ${line}\n`).join("") + "\n";
+}
+
+export class AnthropicRelay implements Relay {
+  readonly #ctx: EncodeContext;
+  readonly #decoder = new AnthropicStreamDecoder();
+  #events: IREvent[] = [];
+
+  constructor(ctx: EncodeContext) {
+    this.#ctx = ctx;
+  }
+
+  push(frame: SseFrame): string {
+    this.#events.push(...this.#decoder.push(frame));
+    let event = frame.event;
+    let data = frame.data;
+    const json = event === undefined || event === "message_start" ? parse(data) : undefined;
+    if (event === undefined && typeof json?.type === "string") event = json.type;
+    if (event === "message_start" && json) {
+      const message = json.message;
+      if (typeof message === "object" && message !== null && !Array.isArray(message)) {
+        const m = message as Record<string, unknown>;
+        if (m.model !== this.#ctx.model) data = JSON.stringify({ ...json, message: { ...m, model: this.#ctx.model } });
+      }
+    }
+    return serialise(event, data);
+  }
+
+  events(): IREvent[] {
+    const out = this.#events;
+    this.#events = [];
+    return out;
+  }
+
+  error(err: ErrorObject): string {
+    return errorFrame(err);
+  }
+}
+
+export function createRelay(ctx: EncodeContext): Relay {
+  return new AnthropicRelay(ctx);
+}

@@ -1,0 +1,89 @@
+/**
+ * Anthropic usage ↔ internal usage (§5.8). Anthropic `input_tokens` EXCLUDES cache reads and writes;
+ * the internal `inputTokens` includes them.
+ */
+import type { IRUsage } from "../../ir/usage.ts";
+
+/** The Anthropic usage fields we read, each kept only when the upstream reported it. */
+export interface AnthropicUsageFields {
+  input?: number;
+  output?: number;
+  cacheRead?: number;
+  cacheWrite?: number;
+  thinking?: number;
+  webSearch?: number;
+}
+
+function num(v: unknown): number | undefined {
+  return typeof v === "number" && Number.isFinite(v) ? v : undefined;
+}
+
+function sub(v: unknown, key: string): unknown {
+  return typeof v === "object" && v !== null ? (v as Record<string, unknown>)[key] : undefined;
+}
+
+/** Reads the fields present in one upstream `usage` object (null fields count as absent). */
+export function readAnthropicUsage(raw: unknown): AnthropicUsageFields {
+  const out: AnthropicUsageFields = {};
+  const set = (k: keyof AnthropicUsageFields, v: unknown) => {
+    const n = num(v);
+    if (n !== undefined) out[k] = n;
+  };
+  set("input", sub(raw, "input_tokens"));
+  set("output", sub(raw, "output_tokens"));
+  set("cacheRead", sub(raw, "cache_read_input_tokens"));
+  set("cacheWrite", sub(raw, "cache_creation_input_tokens"));
+  set("thinking", sub(sub(raw, "output_tokens_details"), "thinking_tokens"));
+  set("webSearch", sub(sub(raw, "server_tool_use"), "web_search_requests"));
+  return out;
+}
+
+/** Cumulative streaming merge: each field present in `next` replaces the one in `into`. */
+export function mergeAnthropicUsage(into: AnthropicUsageFields, next: AnthropicUsageFields): void {
+  Object.assign(into, next);
+}
+
+/** The internal fields derivable from what is known so far. */
+export function toIRUsage(f: AnthropicUsageFields): Partial<IRUsage> {
+  const out: Partial<IRUsage> = {};
+  if (f.input !== undefined || f.cacheRead !== undefined || f.cacheWrite !== undefined) {
+    const read = f.cacheRead ?? 0;
+    const write = f.cacheWrite ?? 0;
+    out.inputTokens = (f.input ?? 0) + read + write;
+    out.cachedInputTokens = read;
+    out.cacheWriteTokens = write;
+  }
+  if (f.output !== undefined) out.outputTokens = f.output;
+  if (f.thinking !== undefined) out.reasoningTokens = f.thinking;
+  if (f.webSearch !== undefined) out.webSearchRequests = f.webSearch;
+  return out;
+}
+
+/** A complete internal usage from a non-streaming `usage` object; undefined when it is missing. */
+export function usageFromAnthropic(raw: unknown): IRUsage | undefined {
+  if (typeof raw !== "object" || raw === null) return undefined;
+  return {
+    inputTokens: 0,
+    cachedInputTokens: 0,
+    cacheWriteTokens: 0,
+    outputTokens: 0,
+    reasoningTokens: 0,
+    webSearchRequests: 0,
+    ...toIRUsage(readAnthropicUsage(raw)),
+  };
+}
+
+/** Internal usage → the four Anthropic counters shown to clients. */
+export function usageToAnthropic(u: IRUsage): {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_input_tokens: number;
+  cache_creation_input_tokens: number;
+} {
+  return {
+    input_tokens: Math.max(0, u.inputTokens - u.cachedInputTokens - u.cacheWriteTokens),
+    output_tokens: u.outputTokens,
+    cache_read_input_tokens: u.cachedInputTokens,
+    cache_creation_input_tokens: u.cacheWriteTokens,
+  };
+}

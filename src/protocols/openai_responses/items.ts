@@ -1,0 +1,37 @@
+/** Output item shapes (§4.5) shared by the JSON and the stream encoders. */
+
+export type ItemStatus = "in_progress" | "completed" | "incomplete";
+
+export function outputTextPart(text: string): Record<string, unknown> {
+  return { type: "output_text", annotations: [], logprobs: [], text };
+}
+
+/** `text === undefined` gives the empty item of `output_item.added`. */
+export function messageItem(id: string, status: ItemStatus, text?: string): Record<string, unknown> {
+  return {
+    id,
+    type: "message",
+    status,
+    content: text === undefined ? [] : [outputTextPart(text)],
+    role: "assistant",
+  };
+}
+
+export function reasoningItem(id: string, text?: string): Record<string, unknown> {
+  return { id, type: "reasoning", summary: text === undefined ? [] : [{ type: "summary_text", text }] };
+}
+
+export function functionCallItem(
+  id: string,
+  status: ItemStatus,
+  callId: string,
+  name: string,
+  args: string,
+): Record<string, unknown> {
+  return { id, type: "function_call", status, arguments: args, call_id: callId, name };
+}
+
+/** A finished call never carries empty arguments (pitfall 7). */
+export function finalArguments(args: string): string {
+  return args === "" ? "{}" : args;
+}

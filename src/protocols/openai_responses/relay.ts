@@ -1,0 +1,112 @@
+/**
+ * Native pass-through (client and upstream both speak Responses): frames go out byte-identical
+ * except `response.model` in lifecycle events, which is restored to the requested id. Each frame's
+ * JSON is parsed once and also fed to a Responses stream decoder (usage tap, finish, errors).
+ */
+import type { EncodeContext, Relay, SseFrame, UpstreamRequestOptions } from "../codec.ts";
+import type { ErrorObject } from "../../errors/error_object.ts";
+import type { IREvent } from "../../ir/events.ts";
+import { sseData, sseEvent } from "../sse.ts";
+import { responseObject } from "./response_object.ts";
+import { ResponsesStreamDecoder } from "./stream_decode.ts";
+import { isRecord, type JsonObject, num, str } from "./util.ts";
+
+export function prepareNativeRequest(
+  body: Record<string, unknown>,
+  opts: UpstreamRequestOptions,
+): Record<string, unknown> {
+  return { ...body, model: opts.upstreamModel };
+}
+
+export function relayResponse(json: Record<string, unknown>, ctx: EncodeContext): Record<string, unknown> {
+  return { ...json, model: ctx.model };
+}
+
+const TERMINAL = new Set(["response.completed", "response.incomplete", "response.failed"]);
+
+class ResponsesRelay implements Relay {
+  private readonly decoder = new ResponsesStreamDecoder();
+  private pending: IREvent[] = [];
+  private lastSeq = -1;
+  private sawError = false;
+  private terminated = false;
+  /** Last full response object relayed (already carrying the client's model id). */
+  private lastResponse: JsonObject | undefined;
+  private readonly doneItems: unknown[] = [];
+
+  constructor(private readonly ctx: EncodeContext) {}
+
+  push(frame: SseFrame): string {
+    if (frame.data.trim() === "[DONE]") return ""; // Responses clients expect no [DONE]
+    let json: unknown;
+    try {
+      json = JSON.parse(frame.data);
+    } catch {
+      json = undefined;
+    }
+    if (!isRecord(json)) return this.out(frame.event, frame.data); // not ours to judge: pass through
+    const type = str(json.type) ?? frame.event;
+    const seq = num(json.sequence_number);
+    if (seq !== undefined) this.lastSeq = seq;
+    if (type === "error") this.sawError = true;
+    if (type && TERMINAL.has(type)) this.terminated = true;
+    if (type === "response.output_item.done" && json.item !== undefined) this.doneItems.push(json.item);
+    this.pending.push(...this.decoder.pushJson(json, frame.event));
+
+    let data = frame.data;
+    const res = json.response;
+    if (isRecord(res)) {
+      if (res.model !== undefined && res.model !== this.ctx.model) {
+        res.model = this.ctx.model;
+        data = JSON.stringify(json);
+      }
+      this.lastResponse = res;
+    }
+    return this.out(frame.event ?? type, data);
+  }
+
+  events(): IREvent[] {
+    const out = this.pending;
+    this.pending = [];
+    return out;
+  }
+
+  error(err: ErrorObject): string {
+    if (this.terminated) return "";
+    this.terminated = true;
+    let out = "";
+    if (!this.sawError) {
+      out += sseEvent("error", {
+        type: "error",
+        sequence_number: ++this.lastSeq,
+        code: err.code,
+        message: err.message,
+        param: err.param,
+        error: err,
+        request_id: err.request_id,
+      });
+    }
+    const base = this.lastResponse ?? responseObject(this.ctx, {
+      id: this.ctx.newId("resp_"),
+      createdAt: this.ctx.now(),
+      status: "failed",
+      output: [],
+      usage: null,
+    });
+    const response = {
+      ...base,
+      status: "failed",
+      error: { code: err.code, message: err.message },
+      output: this.doneItems,
+    };
+    return out + sseEvent("response.failed", { type: "response.failed", sequence_number: ++this.lastSeq, response });
+  }
+
+  private out(event: string | undefined, data: string): string {
+    return event ? sseEvent(event, data) : sseData(data);
+  }
+}
+
+export function createRelay(ctx: EncodeContext): Relay {
+  return new ResponsesRelay(ctx);
+}

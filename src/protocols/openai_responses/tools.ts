@@ -1,0 +1,68 @@
+/** Function tools and tool_choice (§4.4, §5.3): client wire → IR, IR → upstream / echo wire. */
+import { fieldError } from "../../errors/gateway_error.ts";
+import type { IRTool, IRToolChoice } from "../../ir/request.ts";
+import { absent, isRecord, str } from "./util.ts";
+
+const EMPTY_SCHEMA = { type: "object", properties: {} };
+
+function decodeTool(t: unknown, p: string): IRTool {
+  if (!isRecord(t)) throw fieldError("invalid_request", p);
+  // Chat-shaped {type:"function", function:{…}} and Anthropic-shaped {name, input_schema} are not Responses tools.
+  if ("function" in t || "input_schema" in t) throw fieldError("invalid_request", p);
+  if (t.type === undefined) throw fieldError("invalid_request", `${p}.type`);
+  if (typeof t.type !== "string") throw fieldError("invalid_request", `${p}.type`);
+  if (t.type !== "function") throw fieldError("unsupported_parameter", p);
+  if (typeof t.name !== "string" || t.name === "") throw fieldError("invalid_request", `${p}.name`);
+  const tool: IRTool = { name: t.name, parameters: EMPTY_SCHEMA };
+  if (!absent(t.description)) {
+    if (typeof t.description !== "string") throw fieldError("invalid_request", `${p}.description`);
+    tool.description = t.description;
+  }
+  if (!absent(t.parameters)) {
+    if (!isRecord(t.parameters)) throw fieldError("invalid_request", `${p}.parameters`);
+    tool.parameters = t.parameters;
+  }
+  if (!absent(t.strict)) {
+    if (typeof t.strict !== "boolean") throw fieldError("invalid_request", `${p}.strict`);
+    tool.strict = t.strict;
+  }
+  return tool;
+}
+
+/** `tools` → IR tools. Built-in tool types are unsupported (the gateway has no hosted tools here). */
+export function decodeTools(v: unknown): IRTool[] {
+  if (absent(v)) return [];
+  if (!Array.isArray(v)) throw fieldError("invalid_request", "tools");
+  return v.map((t, i) => decodeTool(t, `tools.${i}`));
+}
+
+/** `tool_choice` → IR. Hosted-tool and allowed_tools choices are unsupported. */
+export function decodeToolChoice(v: unknown): IRToolChoice | undefined {
+  if (absent(v)) return undefined;
+  if (typeof v === "string") {
+    if (v === "auto" || v === "none" || v === "required") return { type: v };
+    throw fieldError("invalid_parameter", "tool_choice");
+  }
+  if (!isRecord(v)) throw fieldError("invalid_request", "tool_choice");
+  if (typeof v.type !== "string") throw fieldError("invalid_request", "tool_choice.type");
+  if (v.type !== "function") throw fieldError("unsupported_parameter", "tool_choice");
+  const name = str(v.name);
+  if (!name) throw fieldError("invalid_request", "tool_choice.name");
+  return { type: "tool", name };
+}
+
+/** IR tools → flat Responses function tools; `strict` is false unless the source said true (pitfall 24). */
+export function toolsToWire(tools: IRTool[]): Record<string, unknown>[] {
+  return tools.map((t) => {
+    const out: Record<string, unknown> = { type: "function", name: t.name };
+    if (t.description !== undefined) out.description = t.description;
+    out.parameters = t.parameters ?? EMPTY_SCHEMA;
+    out.strict = t.strict === true;
+    return out;
+  });
+}
+
+export function toolChoiceToWire(c: IRToolChoice | undefined): string | Record<string, unknown> | undefined {
+  if (!c) return undefined;
+  return c.type === "tool" ? { type: "function", name: c.name } : c.type;
+}

@@ -1,0 +1,36 @@
+/** The upstream HTTP call: protocol headers, account key, abort wiring and a headers timeout. */
+import type { ProtocolName } from "../protocols/codec.ts";
+
+export interface UpstreamCall {
+  url: string;
+  protocol: ProtocolName;
+  key: string;
+  body: Record<string, unknown>;
+  signal: AbortSignal;
+  headersTimeoutMs: number;
+}
+
+export function upstreamHeaders(protocol: ProtocolName, key: string): Record<string, string> {
+  return protocol === "anthropic"
+    ? { "content-type": "application/json", "x-api-key": key, "anthropic-version": "2023-06-01" }
+    : { "content-type": "application/json", authorization: `Bearer ${key}` };
+}
+
+/** Resolves with the upstream's response head; rejects on network failure, abort or headers timeout. */
+export async function callUpstream(call: UpstreamCall): Promise<Response> {
+  const timeout = new AbortController();
+  const timer = setTimeout(
+    () => timeout.abort(new DOMException("upstream headers timeout", "TimeoutError")),
+    call.headersTimeoutMs,
+  );
+  try {
+    return await fetch(call.url, {
+      method: "POST",
+      headers: upstreamHeaders(call.protocol, call.key),
+      body: JSON.stringify(call.body),
+      signal: AbortSignal.any([call.signal, timeout.signal]),
+    });
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,74 @@
+/** Starts a real gateway (Deno.serve on a free port, in-memory KV) in front of a real simulator. */
+import { type Simulator, startSimulator } from "../sim/server.ts";
+import { parseConfig } from "../src/config/env.ts";
+import { type Gateway, startGateway } from "../src/gateway.ts";
+
+export const ADMIN_TOKEN = "test-admin-token-0123456789";
+
+export interface TestGateway {
+  gw: Gateway;
+  sim: Simulator;
+  url: string;
+  admin(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }>;
+  /** A fresh key with the given balance; returns its id and the full key. */
+  newKey(balanceUsd?: string, extra?: Record<string, unknown>): Promise<{ id: string; key: string }>;
+  close(): Promise<void>;
+}
+
+export async function startTestGateway(env: Record<string, string> = {}): Promise<TestGateway> {
+  const sim = await startSimulator();
+  const config = parseConfig({
+    PORT: "0",
+    HOST: "127.0.0.1",
+    DATABASE_URL: "memory",
+    ADMIN_TOKEN,
+    ALPHA_UPSTREAM_URL: sim.url,
+    ALPHA_UPSTREAM_KEY: "up-alpha",
+    BETA_UPSTREAM_URL: sim.url,
+    BETA_UPSTREAM_KEY: "up-beta",
+    DELTA_UPSTREAM_URL: sim.url,
+    DELTA_UPSTREAM_KEY: "up-delta",
+    THETA_UPSTREAM_URL: sim.url,
+    THETA_UPSTREAM_KEYS: "up-theta-1,up-theta-2",
+    ...env,
+  });
+  const gw = await startGateway(config);
+  const admin = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(gw.url + path, {
+      method,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: res.status, json: await res.json() };
+  };
+  return {
+    gw,
+    sim,
+    url: gw.url,
+    admin,
+    async newKey(balanceUsd = "10.00", extra = {}) {
+      const { status, json } = await admin("POST", "/admin/keys", { balance_usd: balanceUsd, ...extra });
+      if (status !== 201) throw new Error(`key create failed: ${status} ${JSON.stringify(json)}`);
+      return { id: json.id, key: json.key };
+    },
+    async close() {
+      await gw.close();
+      await sim.close();
+    },
+  };
+}
+
+/** POST JSON with a key on the right header for the surface. */
+export function post(url: string, key: string | null, body: unknown, headers: Record<string, string> = {}) {
+  return fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      ...(key === null ? {} : { authorization: `Bearer ${key}` }),
+      ...headers,
+    },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+}
+
+export const ANTHROPIC_HEADERS = { "anthropic-version": "2023-06-01" };

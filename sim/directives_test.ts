@@ -14,7 +14,7 @@ Deno.test("directives: several, anywhere, removed from the text", () => {
     "[[sim:words=5]]Привет [[sim:tool]] мир[[sim:reasoning]] [[sim:cached=10]][[sim:search=2]]" +
       "[[sim:delay=30]][[sim:interval=7]][[sim:fault=status:429]][[sim:fault=stall]]",
   );
-  assert.equal(clean, "Привет  мир  ");
+  assert.equal(clean, "Привет  мир ");
   assert.equal(d.words, 5);
   assert.equal(d.tool, true);
   assert.equal(d.reasoning, 8);

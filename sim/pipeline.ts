@@ -100,6 +100,7 @@ export async function serveProtocol(
     return streamBody(state, {
       frames: halves(json),
       interval: 0,
+      declaredLength: new TextEncoder().encode(json).length,
       mid: plan.mid,
       headers: baseHeaders(flavor, JSON_TYPE),
     });

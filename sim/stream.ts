@@ -55,7 +55,11 @@ export interface BodySpec {
   /** In-band error frames for `error_mid`. */
   errorFrames?: () => string;
   headers: Record<string, string>;
+  /** content-length announced for `cut_mid` (default: far more than will be sent). */
+  declaredLength?: number;
 }
+
+const CUT_DECLARED_LENGTH = 1_000_000_000_000;
 
 /** Resolves true if `signal` aborted before `ms` elapsed. */
 export function sleep(ms: number, ...signals: AbortSignal[]): Promise<boolean> {
@@ -100,7 +104,7 @@ export function streamBody(state: SimState, spec: BodySpec): Response {
   };
   const kill = () => {
     try {
-      ctrl.error(new Error("simulator closed"));
+      ctrl.close(); // quiet; the client sees a stream without its terminal frame
     } catch { /* already closed */ }
     finish(false);
   };
@@ -137,12 +141,10 @@ export function streamBody(state: SimState, spec: BodySpec): Response {
         return end(buf + (typeof f === "string" ? truncate(f) : "data: {\"trunc"));
       }
       case "cut_mid":
-        if (buf) {
-          after = "cut";
-          return push(buf);
-        }
-        ctrl.error(new Error("simulator cut_mid"));
-        return finish(false);
+        // The declared content-length is never reached: closing now makes the client see a
+        // broken body, without Deno logging a stream error.
+        after = "cut";
+        return push(buf);
       case "stall":
         after = "stall";
         return push(buf);
@@ -156,7 +158,7 @@ export function streamBody(state: SimState, spec: BodySpec): Response {
     async pull(c) {
       if (done) return;
       if (after === "cut") {
-        c.error(new Error("simulator cut_mid"));
+        c.close();
         return finish(false);
       }
       if (after === "stall") {
@@ -180,7 +182,10 @@ export function streamBody(state: SimState, spec: BodySpec): Response {
       finish(true);
     },
   }, { highWaterMark: 0 });
-  return new Response(body, { status: 200, headers: spec.headers });
+  const headers = mid === "cut_mid"
+    ? { ...spec.headers, "content-length": String(spec.declaredLength ?? CUT_DECLARED_LENGTH) }
+    : spec.headers;
+  return new Response(body, { status: 200, headers });
 }
 
 /** Yields a JSON body in two halves around FINAL so non-streaming bodies can be faulted too. */

@@ -5,7 +5,7 @@ import { Tariff } from "./billing/tariff.ts";
 import { TARIFF_SEED } from "./billing/tariff_seed.ts";
 import { type Config, isDemoMode } from "./config/env.ts";
 import { createHandler } from "./http/server.ts";
-import { KvStore } from "./store/kv_store.ts";
+import { openStore } from "./store/open.ts";
 import { simulatorTargets, targetsFromConfig } from "./upstream/targets.ts";
 import { startSimulator } from "../sim/server.ts";
 
@@ -16,15 +16,6 @@ export interface Gateway {
   /** URL of the in-process simulator in demo mode. */
   simulatorUrl?: string;
   close(): Promise<void>;
-}
-
-async function openStore(config: Config): Promise<KvStore> {
-  if (config.DATABASE_URL === "memory") return KvStore.open(":memory:");
-  if (config.DATABASE_URL !== undefined) {
-    throw new Error("DATABASE_URL: only unset (Deno KV file) or 'memory' is supported by this build");
-  }
-  await Deno.mkdir(config.DATA_DIR, { recursive: true });
-  return KvStore.open(`${config.DATA_DIR}/gateway.kv`);
 }
 
 export async function startGateway(config: Config): Promise<Gateway> {

@@ -165,6 +165,14 @@ export function clientStream(opts: StreamOptions): ReadableStream<Uint8Array> {
           }
           const { text, error } = translate(res.value);
           if (error) return fail(controller, text, error);
+          if (finished) {
+            // The terminal frames are out: nothing may follow them, whatever the upstream still sends.
+            if (text) controller.enqueue(encoder.encode(text));
+            controller.close();
+            reader.cancel().catch(() => {});
+            done({ cancelled: false });
+            return;
+          }
           if (text) {
             controller.enqueue(encoder.encode(text));
             return;

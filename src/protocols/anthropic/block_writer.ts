@@ -22,7 +22,9 @@ export class BlockWriter {
 
   text(text: string): string {
     if (!text) return "";
-    const head = this.#open?.kind === "text" ? "" : this.#openBlock({ kind: "text" }, { type: "text", text: "" });
+    const head = this.#open?.kind === "text"
+      ? ""
+      : this.#openBlock({ kind: "text" }, { type: "text", text: "" });
     return head + this.#delta({ type: "text_delta", text });
   }
 
@@ -55,7 +57,9 @@ export class BlockWriter {
   /** Closes the open block and flushes every buffered tool call in index order. */
   finish(): string {
     let out = this.#close();
-    const pending = [...this.#tools.entries()].filter(([, t]) => t.state === "pending").sort((a, b) => a[0] - b[0]);
+    const pending = [...this.#tools.entries()].filter(([, t]) => t.state === "pending").sort((a, b) =>
+      a[0] - b[0]
+    );
     for (const [index] of pending) out += this.#openTool(index) + this.#close();
     return out;
   }
@@ -82,7 +86,12 @@ export class BlockWriter {
   #openBlock(open: Open, block: Record<string, unknown>): string {
     const closed = this.#close();
     this.#open = open;
-    return closed + sseEvent("content_block_start", { type: "content_block_start", index: this.#next, content_block: block });
+    return closed +
+      sseEvent("content_block_start", {
+        type: "content_block_start",
+        index: this.#next,
+        content_block: block,
+      });
   }
 
   #delta(delta: Record<string, unknown>): string {

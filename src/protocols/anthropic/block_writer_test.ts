@@ -29,12 +29,15 @@ Deno.test("BlockWriter keeps one open block with increasing indexes", async () =
 Deno.test("BlockWriter flushes buffered tool calls in index order at finish", async () => {
   const w = new BlockWriter();
   let out = w.toolStart(0, "a", "f") + w.toolStart(2, "c", "h") + w.toolStart(1, "b", "g");
-  out += w.toolDelta(2, '{"z":1}') + w.toolDelta(1, '{"y":') + w.toolDelta(0, '{"x":0}') + w.toolDelta(1, "2}");
+  out += w.toolDelta(2, '{"z":1}') + w.toolDelta(1, '{"y":') + w.toolDelta(0, '{"x":0}') +
+    w.toolDelta(1, "2}");
   out += w.finish();
   const frames = (await replaySse(out)).map((f) => JSON.parse(f.data));
   const starts = frames.filter((f) => f.type === "content_block_start").map((f) => f.content_block.id);
   assert.deepEqual(starts, ["a", "b", "c"]);
-  const args = frames.filter((f) => f.type === "content_block_delta").map((f) => [f.index, f.delta.partial_json]);
+  const args = frames.filter((f) => f.type === "content_block_delta").map((
+    f,
+  ) => [f.index, f.delta.partial_json]);
   assert.deepEqual(args, [[0, '{"x":0}'], [1, '{"y":2}'], [2, '{"z":1}']]);
 });
 

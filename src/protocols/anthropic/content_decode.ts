@@ -74,7 +74,9 @@ function toolUse(block: Json, p: string): IRPart {
 function thinking(block: Json, p: string): IRPart {
   const textValue = string(block.thinking, `${p}.thinking`);
   const signature = string(block.signature, `${p}.signature`);
-  return signature ? { type: "reasoning", text: textValue, signature } : { type: "reasoning", text: textValue };
+  return signature
+    ? { type: "reasoning", text: textValue, signature }
+    : { type: "reasoning", text: textValue };
 }
 
 /** One content block → zero or more internal parts. Blocks valid only in one role are checked here. */

@@ -7,7 +7,11 @@ Deno.test("decodeMessages turns rich tool results, images and text documents int
       role: "user",
       content: [
         { type: "image", source: { type: "url", url: "https://x/cat.png" } },
-        { type: "document", title: "Notes", source: { type: "text", media_type: "text/plain", data: "body" } },
+        {
+          type: "document",
+          title: "Notes",
+          source: { type: "text", media_type: "text/plain", data: "body" },
+        },
         {
           type: "tool_result",
           tool_use_id: "toolu_1",

@@ -51,7 +51,9 @@ function toBlock(part: IRPart): Block | undefined {
       return block;
     }
     case "reasoning":
-      return part.signature ? { type: "thinking", thinking: part.text, signature: part.signature } : undefined;
+      return part.signature
+        ? { type: "thinking", thinking: part.text, signature: part.signature }
+        : undefined;
   }
 }
 

@@ -15,7 +15,10 @@ Deno.test("encodeMessages groups tool results into one user message ahead of its
       ],
     },
     { role: "user", parts: [{ type: "tool_result", callId: "call_a", content: "18°C" }] },
-    { role: "user", parts: [{ type: "text", text: "Also:" }, { type: "tool_result", callId: "call|b", content: "" }] },
+    {
+      role: "user",
+      parts: [{ type: "text", text: "Also:" }, { type: "tool_result", callId: "call|b", content: "" }],
+    },
     { role: "user", parts: [{ type: "tool_result", callId: "call_c", content: "boom", isError: true }] },
   ]);
   const b = sanitizeToolId("call|b");

@@ -23,7 +23,9 @@ export function relayResponse(json: Record<string, unknown>, ctx: EncodeContext)
 function parse(data: string): Record<string, unknown> | undefined {
   try {
     const v: unknown = JSON.parse(data);
-    return typeof v === "object" && v !== null && !Array.isArray(v) ? v as Record<string, unknown> : undefined;
+    return typeof v === "object" && v !== null && !Array.isArray(v)
+      ? v as Record<string, unknown>
+      : undefined;
   } catch {
     return undefined;
   }
@@ -54,7 +56,9 @@ export class AnthropicRelay implements Relay {
       const message = json.message;
       if (typeof message === "object" && message !== null && !Array.isArray(message)) {
         const m = message as Record<string, unknown>;
-        if (m.model !== this.#ctx.model) data = JSON.stringify({ ...json, message: { ...m, model: this.#ctx.model } });
+        if (m.model !== this.#ctx.model) {
+          data = JSON.stringify({ ...json, message: { ...m, model: this.#ctx.model } });
+        }
       }
     }
     return serialise(event, data);

@@ -24,39 +24,61 @@ Deno.test("decodeRequest rejects bad bodies with invalid_request and the field p
     [{ ...base(), max_tokens: 1.5 }, "max_tokens"],
     [{ ...base(), max_tokens: "100" }, "max_tokens"],
     [{ ...base(), messages: [{ role: "system", content: "x" }] }, "messages.0.role"],
-    [{ ...base(), messages: [{ role: "user", content: "a" }, { role: "user", content: 5 }] }, "messages.1.content"],
+    [
+      { ...base(), messages: [{ role: "user", content: "a" }, { role: "user", content: 5 }] },
+      "messages.1.content",
+    ],
     [user([{ type: "text", text: "a" }, { type: "audio", data: "x" }]), "messages.0.content.1.type"],
     [user([{ type: "text", text: "" }]), "messages.0.content.0.text"],
     [user(""), "messages.0.content"],
     [user([{ text: "no type" }]), "messages.0.content.0.type"],
-    [user([{ type: "image", source: { type: "base64", media_type: "image/bmp", data: "x" } }]),
-      "messages.0.content.0.source.media_type"],
+    [
+      user([{ type: "image", source: { type: "base64", media_type: "image/bmp", data: "x" } }]),
+      "messages.0.content.0.source.media_type",
+    ],
     [user([{ type: "image", source: { type: "file", file_id: "f" } }]), "messages.0.content.0.source.type"],
     [user([{ type: "tool_use", id: "t", name: "f", input: {} }]), "messages.0.content.0.type"],
-    [user([{ type: "tool_result", tool_use_id: "t", content: [{ type: "video" }] }]),
-      "messages.0.content.0.content.0.type"],
+    [
+      user([{ type: "tool_result", tool_use_id: "t", content: [{ type: "video" }] }]),
+      "messages.0.content.0.content.0.type",
+    ],
     [user([{ type: "tool_result", tool_use_id: "t", is_error: "yes" }]), "messages.0.content.0.is_error"],
-    [user([{ type: "document", source: { type: "base64", media_type: "application/pdf", data: "x" } }]),
-      "messages.0.content.0.source.type"],
+    [
+      user([{ type: "document", source: { type: "base64", media_type: "application/pdf", data: "x" } }]),
+      "messages.0.content.0.source.type",
+    ],
     [user([{ type: "input_file" }]), "messages.0.content.0.file_id"],
-    [{ ...base(), messages: [{ role: "user", content: "a" }, {
-      role: "assistant",
-      content: [{ type: "tool_use", id: "Bash:12", name: "f", input: {} }],
-    }] }, "messages.1.content.0.id"],
-    [{ ...base(), messages: [{ role: "user", content: "a" }, {
-      role: "assistant",
-      content: [{ type: "tool_use", id: "t1", name: "f", input: "{}" }],
-    }] }, "messages.1.content.0.input"],
-    [{ ...base(), messages: [{ role: "assistant", content: [{ type: "image", source: {} }] }] },
-      "messages.0.content.0.type"],
+    [{
+      ...base(),
+      messages: [{ role: "user", content: "a" }, {
+        role: "assistant",
+        content: [{ type: "tool_use", id: "Bash:12", name: "f", input: {} }],
+      }],
+    }, "messages.1.content.0.id"],
+    [{
+      ...base(),
+      messages: [{ role: "user", content: "a" }, {
+        role: "assistant",
+        content: [{ type: "tool_use", id: "t1", name: "f", input: "{}" }],
+      }],
+    }, "messages.1.content.0.input"],
+    [
+      { ...base(), messages: [{ role: "assistant", content: [{ type: "image", source: {} }] }] },
+      "messages.0.content.0.type",
+    ],
     [{ ...base(), system: [{ type: "image" }] }, "system.0.type"],
     [{ ...base(), system: 7 }, "system"],
     [{ ...base(), tools: [{ type: "function", function: { name: "f", parameters: {} } }] }, "tools.0"],
     [{ ...base(), tools: [{ name: "a.b", input_schema: { type: "object" } }] }, "tools.0.name"],
     [{ ...base(), tools: [{ name: "f" }] }, "tools.0.input_schema"],
     [{ ...base(), tools: [{ name: "f", input_schema: { type: "string" } }] }, "tools.0.input_schema.type"],
-    [{ ...base(), tools: [{ name: "f", input_schema: { type: "object" } }, { name: "f", input_schema: { type: "object" } }] },
-      "tools.1.name"],
+    [{
+      ...base(),
+      tools: [{ name: "f", input_schema: { type: "object" } }, {
+        name: "f",
+        input_schema: { type: "object" },
+      }],
+    }, "tools.1.name"],
     [{ ...base(), tools: {} }, "tools"],
     [{ ...base(), tool_choice: { type: "required" } }, "tool_choice.type"],
     [{ ...base(), tool_choice: { type: "tool" } }, "tool_choice.name"],
@@ -85,7 +107,10 @@ Deno.test("decodeRequest decodes a full body", () => {
     max_tokens: 1024,
     system: [{ type: "text", text: "You are terse.", cache_control: { type: "ephemeral" } }],
     messages: [
-      { role: "user", content: [{ type: "text", text: "Weather?" }, { type: "input_file", file_id: "file_1" }] },
+      {
+        role: "user",
+        content: [{ type: "text", text: "Weather?" }, { type: "input_file", file_id: "file_1" }],
+      },
       {
         role: "assistant",
         content: [
@@ -94,7 +119,10 @@ Deno.test("decodeRequest decodes a full body", () => {
           { type: "tool_use", id: "toolu_01A", name: "get_weather", input: { city: "Paris" } },
         ],
       },
-      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_01A", content: "18°C", is_error: false }] },
+      {
+        role: "user",
+        content: [{ type: "tool_result", tool_use_id: "toolu_01A", content: "18°C", is_error: false }],
+      },
     ],
     tools: [
       { name: "get_weather", description: "Weather", input_schema: { type: "object", properties: {} } },
@@ -122,7 +150,10 @@ Deno.test("decodeRequest decodes a full body", () => {
           { type: "tool_call", id: "toolu_01A", name: "get_weather", arguments: '{"city":"Paris"}' },
         ],
       },
-      { role: "user", parts: [{ type: "tool_result", callId: "toolu_01A", content: "18°C", isError: false }] },
+      {
+        role: "user",
+        parts: [{ type: "tool_result", callId: "toolu_01A", content: "18°C", isError: false }],
+      },
     ],
     stream: true,
     includeUsage: false,
@@ -141,10 +172,17 @@ Deno.test("decodeRequest decodes a full body", () => {
 });
 
 Deno.test("decodeRequest maps adaptive and disabled thinking to an effort", () => {
-  const adaptive = decodeRequest({ ...base(), thinking: { type: "adaptive" }, output_config: { effort: "low" } });
+  const adaptive = decodeRequest({
+    ...base(),
+    thinking: { type: "adaptive" },
+    output_config: { effort: "low" },
+  });
   assert.equal(adaptive.reasoningEffort, "low");
   assert.equal(adaptive.thinkingBudget, undefined);
   assert.equal(decodeRequest({ ...base(), thinking: { type: "disabled" } }).reasoningEffort, "none");
-  assert.equal(decodeRequest({ ...base(), thinking: { type: "enabled", budget_tokens: 10000 } }).reasoningEffort, "high");
+  assert.equal(
+    decodeRequest({ ...base(), thinking: { type: "enabled", budget_tokens: 10000 } }).reasoningEffort,
+    "high",
+  );
   assert.equal(decodeRequest(base()).reasoningEffort, undefined);
 });

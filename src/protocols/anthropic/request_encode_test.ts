@@ -14,7 +14,10 @@ Deno.test("encodeRequest renders the core fields", () => {
       topK: 40,
       stop: ["END"],
       user: "u-1",
-      tools: [{ name: "f", description: "does f", parameters: {} }, { name: "g", parameters: { type: "object" } }],
+      tools: [{ name: "f", description: "does f", parameters: {} }, {
+        name: "g",
+        parameters: { type: "object" },
+      }],
       toolChoice: { type: "required" },
       parallelToolCalls: false,
     }),
@@ -41,17 +44,24 @@ Deno.test("encodeRequest renders the core fields", () => {
 
 Deno.test("encodeRequest maps tool_choice and drops it without tools", () => {
   const tools = [{ name: "f", parameters: { type: "object" } }];
-  const choice = (over: Parameters<typeof baseRequest>[0]) => encodeRequest(baseRequest(over), opts).tool_choice;
+  const choice = (over: Parameters<typeof baseRequest>[0]) =>
+    encodeRequest(baseRequest(over), opts).tool_choice;
   assert.deepEqual(choice({ tools, toolChoice: { type: "auto" } }), { type: "auto" });
   assert.deepEqual(choice({ tools, toolChoice: { type: "none" } }), { type: "none" });
   assert.deepEqual(choice({ tools, toolChoice: { type: "tool", name: "f" } }), { type: "tool", name: "f" });
-  assert.deepEqual(choice({ tools, parallelToolCalls: false }), { type: "auto", disable_parallel_tool_use: true });
+  assert.deepEqual(choice({ tools, parallelToolCalls: false }), {
+    type: "auto",
+    disable_parallel_tool_use: true,
+  });
   assert.equal(choice({ tools }), undefined);
   assert.equal(choice({ toolChoice: { type: "required" } }), undefined);
 });
 
 Deno.test("encodeRequest turns a budget or an effort into thinking and keeps max_tokens above it", () => {
-  const budget = encodeRequest(baseRequest({ thinkingBudget: 3000, reasoningEffort: "medium", maxOutputTokens: 8000 }), opts);
+  const budget = encodeRequest(
+    baseRequest({ thinkingBudget: 3000, reasoningEffort: "medium", maxOutputTokens: 8000 }),
+    opts,
+  );
   assert.deepEqual([budget.thinking, budget.max_tokens], [{ type: "enabled", budget_tokens: 3000 }, 8000]);
 
   const low = encodeRequest(baseRequest({ reasoningEffort: "low", maxOutputTokens: 500 }), opts);
@@ -72,6 +82,9 @@ Deno.test("encodeRequest turns a budget or an effort into thinking and keeps max
   assert.deepEqual(high.tool_choice, { type: "auto" }, "forced tool use is not allowed with thinking");
   assert.deepEqual([high.temperature, high.top_k, high.top_p], [undefined, undefined, undefined]);
 
-  assert.equal(encodeRequest(baseRequest({ reasoningEffort: "none", thinkingBudget: 2000 }), opts).thinking, undefined);
+  assert.equal(
+    encodeRequest(baseRequest({ reasoningEffort: "none", thinkingBudget: 2000 }), opts).thinking,
+    undefined,
+  );
   assert.equal(encodeRequest(baseRequest({ reasoningEffort: "medium" }), opts).max_tokens, 4096);
 });

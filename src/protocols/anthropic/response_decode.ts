@@ -39,7 +39,9 @@ function outputBlock(b: unknown): IROutputBlock | undefined {
 }
 
 export function decodeResponse(json: unknown): IRResponse {
-  if (!isObject(json) || (json.type !== undefined && json.type !== "message") || !Array.isArray(json.content)) {
+  if (
+    !isObject(json) || (json.type !== undefined && json.type !== "message") || !Array.isArray(json.content)
+  ) {
     throw new UpstreamProtocolError("Anthropic upstream answered something that is not a message object");
   }
   const content = json.content.map(outputBlock).filter((b): b is IROutputBlock => b !== undefined);

@@ -4,7 +4,14 @@ import { replaySse } from "../sse_parse.ts";
 import { createStreamDecoder } from "./stream_decode.ts";
 import { decodeFrames, fixture } from "./test_util.ts";
 
-const FIXTURES = ["text.sse", "tool_use.sse", "thinking.sse", "web_search.sse", "error.sse", "max_tokens.sse"];
+const FIXTURES = [
+  "text.sse",
+  "tool_use.sse",
+  "thinking.sse",
+  "web_search.sse",
+  "error.sse",
+  "max_tokens.sse",
+];
 
 async function decodeFixture(name: string, cuts: number[] = []): Promise<IREvent[]> {
   return decodeFrames(await replaySse(fixture(name), cuts));
@@ -63,7 +70,13 @@ Deno.test("AnthropicStreamDecoder decodes thinking with its signature and thinki
     { type: "text_delta", text: "The greatest common divisor of 1071 and 462 is 21." },
     {
       type: "usage",
-      usage: { inputTokens: 47, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 373, reasoningTokens: 62 },
+      usage: {
+        inputTokens: 47,
+        cachedInputTokens: 0,
+        cacheWriteTokens: 0,
+        outputTokens: 373,
+        reasoningTokens: 62,
+      },
     },
     { type: "finish", reason: "stop" },
   ]);

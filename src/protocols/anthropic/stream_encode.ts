@@ -48,7 +48,10 @@ export class AnthropicStreamEncoder implements StreamEncoder {
         this.#ended = true;
         const delta = {
           type: "message_delta",
-          delta: { stop_reason: toAnthropicStopReason(event.reason), stop_sequence: event.stopSequence ?? null },
+          delta: {
+            stop_reason: toAnthropicStopReason(event.reason),
+            stop_sequence: event.stopSequence ?? null,
+          },
           usage: usageToAnthropic(this.#usage),
         };
         return head + this.#blocks.finish() + sseEvent("message_delta", delta) +

@@ -35,11 +35,21 @@ function delta(index: number, d: unknown) {
 function blockStop(index: number) {
   return ["content_block_stop", { type: "content_block_stop", index }];
 }
-function messageDelta(stop_reason: string, usage: Record<string, number>, stop_sequence: string | null = null) {
+function messageDelta(
+  stop_reason: string,
+  usage: Record<string, number>,
+  stop_sequence: string | null = null,
+) {
   return ["message_delta", {
     type: "message_delta",
     delta: { stop_reason, stop_sequence },
-    usage: { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, ...usage },
+    usage: {
+      input_tokens: 0,
+      output_tokens: 0,
+      cache_read_input_tokens: 0,
+      cache_creation_input_tokens: 0,
+      ...usage,
+    },
   }];
 }
 
@@ -99,9 +109,15 @@ Deno.test("AnthropicStreamEncoder serialises interleaved parallel tool calls int
   // Decoding our own output gives back each call's complete arguments.
   const events = decodeFrames(await replaySse(out));
   const args = (i: number) =>
-    events.filter((e) => e.type === "tool_call_delta" && e.index === i).map((e) => (e as { arguments: string }).arguments)
+    events.filter((e) => e.type === "tool_call_delta" && e.index === i).map((e) =>
+      (e as { arguments: string }).arguments
+    )
       .join("");
-  assert.deepEqual([JSON.parse(args(0)), JSON.parse(args(1)), args(2)], [{ city: "Paris" }, { tz: "CET" }, ""]);
+  assert.deepEqual([JSON.parse(args(0)), JSON.parse(args(1)), args(2)], [
+    { city: "Paris" },
+    { tz: "CET" },
+    "",
+  ]);
 });
 
 Deno.test("AnthropicStreamEncoder opens a buffered tool call as soon as no other tool block is open", async () => {
@@ -151,16 +167,22 @@ Deno.test("AnthropicStreamEncoder reports a max_tokens stop with cache usage spl
   const out = encode([
     { type: "start", id: "up", model: "m" },
     { type: "text_delta", text: "Once upon a" },
-    { type: "usage", usage: { inputTokens: 2005, cachedInputTokens: 1800, cacheWriteTokens: 200, outputTokens: 4 } },
+    {
+      type: "usage",
+      usage: { inputTokens: 2005, cachedInputTokens: 1800, cacheWriteTokens: 200, outputTokens: 4 },
+    },
     { type: "finish", reason: "length" },
   ]);
   const frames = await parsedFrames(out);
-  assert.deepEqual(frames.at(-2), messageDelta("max_tokens", {
-    input_tokens: 5,
-    output_tokens: 4,
-    cache_read_input_tokens: 1800,
-    cache_creation_input_tokens: 200,
-  }));
+  assert.deepEqual(
+    frames.at(-2),
+    messageDelta("max_tokens", {
+      input_tokens: 5,
+      output_tokens: 4,
+      cache_read_input_tokens: 1800,
+      cache_creation_input_tokens: 200,
+    }),
+  );
   assert.deepEqual(frames.at(-1), STOP);
 });
 
@@ -184,7 +206,12 @@ Deno.test("AnthropicStreamEncoder error frames: alone before start, nothing afte
   assert.equal(enc2.push({ type: "error", message: "x" }), "");
   const tail = enc2.error(err);
   const frames = await parsedFrames(head + tail);
-  assert.deepEqual(frames.map((f) => f[0]), ["message_start", "content_block_start", "content_block_delta", "error"]);
+  assert.deepEqual(frames.map((f) => f[0]), [
+    "message_start",
+    "content_block_start",
+    "content_block_delta",
+    "error",
+  ]);
   assert.equal(enc2.push({ type: "finish", reason: "stop" }), "");
 });
 

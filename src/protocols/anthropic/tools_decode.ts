@@ -1,6 +1,16 @@
 /** Client `tools`, `tool_choice` and `thinking` → internal fields, strictly validated (§2.4, §2.5). */
 import type { IRTool, IRToolChoice } from "../../ir/request.ts";
-import { array, bad, isObject, type Json, object, optBoolean, optInteger, optString, string } from "./validate.ts";
+import {
+  array,
+  bad,
+  isObject,
+  type Json,
+  object,
+  optBoolean,
+  optInteger,
+  optString,
+  string,
+} from "./validate.ts";
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
 /** Versioned server tools (web_search_20250305, …): checked by family rules, not part of the IR. */

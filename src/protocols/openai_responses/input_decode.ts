@@ -85,8 +85,9 @@ function messageItem(item: JsonObject, p: string, conv: Conversation): void {
   const content = item.content;
   let parts: IRPart[];
   if (typeof content === "string") parts = [{ type: "text", text: content }];
-  else if (Array.isArray(content)) parts = content.map((c, j) => contentPart(c, role as Role, `${p}.content.${j}`));
-  else throw fieldError("invalid_request", `${p}.content`);
+  else if (Array.isArray(content)) {
+    parts = content.map((c, j) => contentPart(c, role as Role, `${p}.content.${j}`));
+  } else throw fieldError("invalid_request", `${p}.content`);
 
   if (role === "system" || role === "developer") {
     for (const part of parts) if (part.type === "text" && part.text !== "") conv.system.push(part.text);
@@ -131,7 +132,9 @@ function functionCallOutput(item: JsonObject, p: string, conv: Conversation): vo
 function reasoning(item: JsonObject, conv: Conversation): void {
   const texts = (key: string, type: string): string[] =>
     Array.isArray(item[key])
-      ? (item[key] as unknown[]).flatMap((s) => isRecord(s) && s.type === type && typeof s.text === "string" ? [s.text] : [])
+      ? (item[key] as unknown[]).flatMap((s) =>
+        isRecord(s) && s.type === type && typeof s.text === "string" ? [s.text] : []
+      )
       : [];
   let parts = texts("summary", "summary_text");
   if (parts.length === 0) parts = texts("content", "reasoning_text");

@@ -99,7 +99,8 @@ class ResponsesRelay implements Relay {
       error: { code: err.code, message: err.message },
       output: this.doneItems,
     };
-    return out + sseEvent("response.failed", { type: "response.failed", sequence_number: ++this.lastSeq, response });
+    return out +
+      sseEvent("response.failed", { type: "response.failed", sequence_number: ++this.lastSeq, response });
   }
 
   private out(event: string | undefined, data: string): string {

@@ -53,7 +53,10 @@ function failureMessage(json: JsonObject): string {
 }
 
 export function decodeResponse(json: unknown): IRResponse {
-  if (!isRecord(json) || !Array.isArray(json.output) || (json.object !== undefined && json.object !== "response")) {
+  if (
+    !isRecord(json) || !Array.isArray(json.output) ||
+    (json.object !== undefined && json.object !== "response")
+  ) {
     throw new UpstreamProtocolError("openai_responses: body is not a response object");
   }
   const status = json.status ?? "completed";

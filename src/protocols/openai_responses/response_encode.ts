@@ -24,7 +24,13 @@ export function encodeResponse(res: IRResponse, ctx: EncodeContext): Record<stri
     } else {
       flush();
       output.push(
-        functionCallItem(ctx.newId("fc_"), "completed", block.id, block.name, finalArguments(block.arguments)),
+        functionCallItem(
+          ctx.newId("fc_"),
+          "completed",
+          block.id,
+          block.name,
+          finalArguments(block.arguments),
+        ),
       );
     }
   }

@@ -8,7 +8,11 @@ async function replayEverySplit(name: string): Promise<IREvent[]> {
   const text = await fixture(name);
   const whole = decodeFrames(await replaySse(text));
   for (const cuts of cutSets(text)) {
-    assert.deepEqual(decodeFrames(await replaySse(text, cuts)), whole, `${name} split at ${cuts.slice(0, 5)}`);
+    assert.deepEqual(
+      decodeFrames(await replaySse(text, cuts)),
+      whole,
+      `${name} split at ${cuts.slice(0, 5)}`,
+    );
   }
   return whole;
 }
@@ -19,20 +23,33 @@ Deno.test("text fixture → start, text deltas, usage, finish stop (any byte spl
     { type: "text_delta", text: "The capital" },
     { type: "text_delta", text: " of France is Paris." },
     { type: "text_delta", text: " Привет — ✓" },
-    { type: "usage", usage: { inputTokens: 50, cachedInputTokens: 10, outputTokens: 100, reasoningTokens: 20 } },
+    {
+      type: "usage",
+      usage: { inputTokens: 50, cachedInputTokens: 10, outputTokens: 100, reasoningTokens: 20 },
+    },
     { type: "finish", reason: "stop" },
   ]);
 });
 
 Deno.test("function call fixture → tool_call_start with call_id, deltas, finish tool_calls", async () => {
   assert.deepEqual(await replayEverySplit("function_call.sse"), [
-    { type: "start", id: "resp_0775572d10a16b66006a8d85285ef487d2ae865d3657af7276", model: "gpt-5.1-2025-11-13" },
+    {
+      type: "start",
+      id: "resp_0775572d10a16b66006a8d85285ef487d2ae865d3657af7276",
+      model: "gpt-5.1-2025-11-13",
+    },
     { type: "tool_call_start", index: 0, id: "call_2FQdm3Br7Qb35YUBSkDR7kue", name: "get_weather" },
     { type: "tool_call_delta", index: 0, arguments: '{"' },
     { type: "tool_call_delta", index: 0, arguments: 'city":"Beijing"}' },
     {
       type: "usage",
-      usage: { inputTokens: 45, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 25, reasoningTokens: 0 },
+      usage: {
+        inputTokens: 45,
+        cachedInputTokens: 0,
+        cacheWriteTokens: 0,
+        outputTokens: 25,
+        reasoningTokens: 0,
+      },
     },
     { type: "finish", reason: "tool_calls" },
   ]);
@@ -42,7 +59,10 @@ Deno.test("reasoning summary fixture → reasoning deltas (parts separated) then
   const events = await replayEverySplit("reasoning_summary.sse");
   const reasoning = events.flatMap((e) => e.type === "reasoning_delta" ? [e.text] : []).join("");
   assert.equal(reasoning, "**Calculating step-by-step**\n\nMultiply 12 by 13.\n\n**Checking** 156 is right.");
-  assert.deepEqual(events.filter((e) => e.type === "text_delta"), [{ type: "text_delta", text: "12 × 13 = 156." }]);
+  assert.deepEqual(events.filter((e) => e.type === "text_delta"), [{
+    type: "text_delta",
+    text: "12 × 13 = 156.",
+  }]);
   assert.deepEqual(events.at(-1), { type: "finish", reason: "stop" });
   assert.equal(events.filter((e) => e.type === "reasoning_signature").length, 0);
 });
@@ -76,7 +96,10 @@ Deno.test("flat error event and response.failed alone both become IR errors", ()
     { type: "error", message: "boom", upstreamCode: "server_error" },
   ]);
   const d2 = createStreamDecoder();
-  const failed = { type: "response.failed", response: { status: "failed", error: { code: "x", message: "bad" } } };
+  const failed = {
+    type: "response.failed",
+    response: { status: "failed", error: { code: "x", message: "bad" } },
+  };
   assert.deepEqual(d2.push(ev(failed)), [{ type: "error", message: "bad", upstreamCode: "x" }]);
   assert.deepEqual(d2.end(), []);
 });
@@ -104,7 +127,12 @@ Deno.test("parallel function calls are indexed 0,1 by item_id; done-only argumen
     });
   }
   push({ type: "response.function_call_arguments.delta", item_id: "fc_b", output_index: 1, delta: '{"b":' });
-  push({ type: "response.function_call_arguments.done", item_id: "fc_b", output_index: 1, arguments: '{"b":2}' });
+  push({
+    type: "response.function_call_arguments.done",
+    item_id: "fc_b",
+    output_index: 1,
+    arguments: '{"b":2}',
+  });
   push({ type: "response.function_call_arguments.done", item_id: "fc_a", output_index: 0, arguments: "{}" });
   push({ type: "response.completed", response: { status: "completed", output: [] } });
   assert.deepEqual(out.slice(1), [
@@ -134,4 +162,10 @@ Deno.test("a terminal-only stream yields its output as events; refusal maps to c
 
 Deno.test("non-JSON data is an upstream protocol error", () => {
   assert.throws(() => createStreamDecoder().push({ data: "{oops" }), { name: "UpstreamProtocolError" });
+});
+
+Deno.test("frames without event: lines are decoded by their JSON type", async () => {
+  const text = (await fixture("text.sse")).replace(/^event: .*\n/gm, "");
+  const withEvents = decodeFrames(await replaySse(await fixture("text.sse")));
+  assert.deepEqual(decodeFrames(await replaySse(text)), withEvents);
 });

@@ -11,32 +11,22 @@ import type { ErrorObject } from "../../errors/error_object.ts";
 import type { IREvent, IRStopReason } from "../../ir/events.ts";
 import { emptyUsage, mergeUsage } from "../../ir/usage.ts";
 import { sseEvent } from "../sse.ts";
-import {
-  finalArguments,
-  functionCallItem,
-  type ItemStatus,
-  messageItem,
-  outputTextPart,
-  reasoningItem,
-} from "./items.ts";
 import { type ResponseFields, responseObject, type ResponseStatus } from "./response_object.ts";
 import { statusFromStopReason } from "./status.ts";
+import {
+  argumentsDelta,
+  type Call,
+  closeFrames,
+  type Emit,
+  type Fields,
+  openFrames,
+  type OpenItem,
+  snapshot,
+  textDelta,
+} from "./stream_items.ts";
 import { usageToWire } from "./usage.ts";
 
-interface Call {
-  callId: string;
-  name: string;
-  args: string;
-}
-
-type Open =
-  | { kind: "message"; id: string; outputIndex: number; text: string }
-  | { kind: "reasoning"; id: string; outputIndex: number; text: string }
-  | { kind: "call"; id: string; outputIndex: number; call: Call };
-
 type Deferred = { kind: "call"; call: Call } | { kind: "message" | "reasoning"; text: string };
-
-type Fields = Record<string, unknown>;
 
 class ResponsesStreamEncoder implements StreamEncoder {
   private seq = 0;
@@ -45,7 +35,7 @@ class ResponsesStreamEncoder implements StreamEncoder {
   private id = "";
   private createdAt = 0;
   private readonly output: Fields[] = [];
-  private open: Open | null = null;
+  private open: OpenItem | null = null;
   private readonly calls = new Map<number, Call>();
   /** Argument fragments that arrived before their tool_call_start. */
   private readonly orphanArgs = new Map<number, string>();
@@ -85,24 +75,20 @@ class ResponsesStreamEncoder implements StreamEncoder {
     this.ended = true;
     this.ensureId();
     const output = [...this.output];
-    if (this.open) output.push(this.snapshot(this.open, "incomplete"));
-    return this.frame("error", {
+    if (this.open) output.push(snapshot(this.open, "incomplete"));
+    return this.emit("error", {
       code: err.code,
       message: err.message,
       param: err.param,
       error: err,
       request_id: err.request_id,
-    }) + this.frame("response.failed", {
+    }) + this.emit("response.failed", {
       response: this.response("failed", {
         output,
         error: { code: err.code, message: err.message },
         usage: this.sawUsage ? usageToWire(this.usage) : null,
       }),
     });
-  }
-
-  private frame(type: string, fields: Fields): string {
-    return sseEvent(type, { type, sequence_number: this.seq++, ...fields });
   }
 
   private ensureId(): void {
@@ -126,8 +112,8 @@ class ResponsesStreamEncoder implements StreamEncoder {
     if (this.started) return "";
     this.started = true;
     this.ensureId();
-    return this.frame("response.created", { response: this.response("in_progress") }) +
-      this.frame("response.in_progress", { response: this.response("in_progress") });
+    return this.emit("response.created", { response: this.response("in_progress") }) +
+      this.emit("response.in_progress", { response: this.response("in_progress") });
   }
 
   private content(kind: "message" | "reasoning", text: string): string {
@@ -142,56 +128,24 @@ class ResponsesStreamEncoder implements StreamEncoder {
     return out + this.textDelta(text);
   }
 
+  private readonly emit: Emit = (type, fields) =>
+    sseEvent(type, { type, sequence_number: this.seq++, ...fields });
+
   private openText(kind: "message" | "reasoning"): string {
-    const outputIndex = this.output.length;
-    if (kind === "message") {
-      const id = this.ctx.newId("msg_");
-      this.open = { kind: "message", id, outputIndex, text: "" };
-      return this.frame("response.output_item.added", {
-        output_index: outputIndex,
-        item: messageItem(id, "in_progress"),
-      }) + this.frame("response.content_part.added", {
-        item_id: id,
-        output_index: outputIndex,
-        content_index: 0,
-        part: outputTextPart(""),
-      });
-    }
-    const id = this.ctx.newId("rs_");
-    this.open = { kind: "reasoning", id, outputIndex, text: "" };
-    return this.frame("response.output_item.added", { output_index: outputIndex, item: reasoningItem(id) }) +
-      this.frame("response.reasoning_summary_part.added", {
-        item_id: id,
-        output_index: outputIndex,
-        summary_index: 0,
-        part: { type: "summary_text", text: "" },
-      });
+    const id = this.ctx.newId(kind === "message" ? "msg_" : "rs_");
+    const o: OpenItem = { kind, id, outputIndex: this.output.length, text: "" };
+    this.open = o;
+    return openFrames(this.emit, o);
   }
 
   private textDelta(delta: string): string {
-    const o = this.open;
-    if (!o || o.kind === "call") return "";
-    o.text += delta;
-    const at = { item_id: o.id, output_index: o.outputIndex };
-    return o.kind === "message"
-      ? this.frame("response.output_text.delta", { ...at, content_index: 0, delta, logprobs: [] })
-      : this.frame("response.reasoning_summary_text.delta", { ...at, summary_index: 0, delta });
+    return this.open ? textDelta(this.emit, this.open, delta) : "";
   }
 
   private openCall(call: Call): string {
-    const id = this.ctx.newId("fc_");
-    const outputIndex = this.output.length;
-    this.open = { kind: "call", id, outputIndex, call };
-    const item = functionCallItem(id, "in_progress", call.callId, call.name, "");
-    let out = this.frame("response.output_item.added", { output_index: outputIndex, item });
-    if (call.args !== "") {
-      out += this.frame("response.function_call_arguments.delta", {
-        item_id: id,
-        output_index: outputIndex,
-        delta: call.args,
-      });
-    }
-    return out;
+    const o: OpenItem = { kind: "call", id: this.ctx.newId("fc_"), outputIndex: this.output.length, call };
+    this.open = o;
+    return openFrames(this.emit, o);
   }
 
   private callStart(index: number, callId: string, name: string): string {
@@ -216,43 +170,16 @@ class ResponsesStreamEncoder implements StreamEncoder {
     call.args += args;
     const o = this.open;
     if (o?.kind !== "call" || o.call !== call) return ""; // buffered until its item opens
-    return this.frame("response.function_call_arguments.delta", {
-      item_id: o.id,
-      output_index: o.outputIndex,
-      delta: args,
-    });
-  }
-
-  private snapshot(o: Open, status: ItemStatus): Fields {
-    if (o.kind === "message") return messageItem(o.id, status, o.text);
-    if (o.kind === "reasoning") return reasoningItem(o.id, o.text);
-    const args = status === "completed" ? finalArguments(o.call.args) : o.call.args;
-    return functionCallItem(o.id, status, o.call.callId, o.call.name, args);
+    return argumentsDelta(this.emit, o, args);
   }
 
   private closeOpen(status: "completed" | "incomplete"): string {
     const o = this.open;
     if (!o) return "";
     this.open = null;
-    const at = { item_id: o.id, output_index: o.outputIndex };
-    let out: string;
-    let item: Fields;
-    if (o.kind === "message") {
-      out = this.frame("response.output_text.done", { ...at, content_index: 0, text: o.text, logprobs: [] }) +
-        this.frame("response.content_part.done", { ...at, content_index: 0, part: outputTextPart(o.text) });
-      item = messageItem(o.id, status, o.text);
-    } else if (o.kind === "reasoning") {
-      const part = { type: "summary_text", text: o.text };
-      out = this.frame("response.reasoning_summary_text.done", { ...at, summary_index: 0, text: o.text }) +
-        this.frame("response.reasoning_summary_part.done", { ...at, summary_index: 0, part });
-      item = reasoningItem(o.id, o.text);
-    } else {
-      const args = finalArguments(o.call.args);
-      out = this.frame("response.function_call_arguments.done", { ...at, name: o.call.name, arguments: args });
-      item = functionCallItem(o.id, status, o.call.callId, o.call.name, args);
-    }
+    const { text, item } = closeFrames(this.emit, o, status);
     this.output.push(item);
-    return out + this.frame("response.output_item.done", { output_index: o.outputIndex, item });
+    return text;
   }
 
   private finish(reason: IRStopReason): string {
@@ -266,7 +193,7 @@ class ResponsesStreamEncoder implements StreamEncoder {
     });
     this.ended = true;
     const now = this.ctx.now();
-    return out + this.frame(`response.${status}`, {
+    return out + this.emit(`response.${status}`, {
       response: this.response(status, {
         completedAt: status === "completed" ? now : null,
         incompleteReason,

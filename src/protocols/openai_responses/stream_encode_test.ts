@@ -139,13 +139,19 @@ Deno.test("interleaved parallel tool-call fragments: one item at a time, every c
   ]);
   // Deltas of each item concatenate to its done arguments.
   for (const c of calls.filter((c) => c.type === "function_call")) {
-    const deltas = frames.filter((f) => f.event === "response.function_call_arguments.delta" && f.data.item_id === c.id);
+    const deltas = frames.filter((f) =>
+      f.event === "response.function_call_arguments.delta" && f.data.item_id === c.id
+    );
     assert.equal(deltas.map((f) => f.data.delta).join(""), c.arguments);
   }
   // And a Responses decoder reading our stream reconstructs the same calls.
-  const ir = decodeFrames(await replaySse(frames.map((f) => `event: ${f.event}\ndata: ${JSON.stringify(f.data)}\n\n`).join("")));
+  const ir = decodeFrames(
+    await replaySse(frames.map((f) => `event: ${f.event}\ndata: ${JSON.stringify(f.data)}\n\n`).join("")),
+  );
   const args = new Map<number, string>();
-  for (const e of ir) if (e.type === "tool_call_delta") args.set(e.index, (args.get(e.index) ?? "") + e.arguments);
+  for (const e of ir) {
+    if (e.type === "tool_call_delta") args.set(e.index, (args.get(e.index) ?? "") + e.arguments);
+  }
   assert.deepEqual([...args.values()], ['{"city":"Paris"}', '{"tz":"UTC"}', '{"early":1}']);
 });
 
@@ -201,7 +207,10 @@ Deno.test("error mid-stream → error event then response.failed, numbering cont
 
 Deno.test("error before anything was emitted → error (seq 0) and response.failed (seq 1) built from ctx", async () => {
   const frames = await parseSse(createStreamEncoder(testCtx({ maxOutputTokens: 64 })).error(err));
-  assert.deepEqual(frames.map((f) => [f.event, f.data.sequence_number]), [["error", 0], ["response.failed", 1]]);
+  assert.deepEqual(frames.map((f) => [f.event, f.data.sequence_number]), [["error", 0], [
+    "response.failed",
+    1,
+  ]]);
   const res = frames[1]!.data.response;
   assert.equal(res.id, "resp_1");
   assert.equal(res.model, "client-model");

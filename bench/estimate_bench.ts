@@ -1,0 +1,61 @@
+/** count_tokens estimator speed: estimateInputTokens over a ~1 MiB request body, in-process. */
+import { estimateInputTokens } from "../src/billing/estimate.ts";
+
+export interface EstimateResult {
+  bodyBytes: number;
+  runs: number;
+  medianMs: number;
+  p99Ms: number;
+  /** JSON.parse of the same body, for scale (the gateway parses before it estimates). */
+  parseMedianMs: number;
+  tokens: number;
+}
+
+const LINE = "Съешь же ещё этих мягких французских булок, да выпей чаю. The quick brown fox jumps. ";
+
+/** A chat-style body of ~`targetBytes` bytes: many turns, some with content-part arrays. */
+export function bigBody(targetBytes = 1 << 20): string {
+  const messages: unknown[] = [{ role: "system", content: "You are a helpful assistant." }];
+  let size = 0;
+  for (let i = 0; size < targetBytes; i++) {
+    const text = LINE.repeat(20 + (i % 7) * 5);
+    const role = i % 2 === 0 ? "user" : "assistant";
+    const content = i % 3 === 0 ? [{ type: "text", text }, { type: "text", text: `turn ${i}` }] : text;
+    messages.push({ role, content });
+    size += new TextEncoder().encode(text).byteLength + 40;
+  }
+  return JSON.stringify({ model: "k3", max_tokens: 1024, messages });
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+export function benchEstimate(runs = 200): EstimateResult {
+  const text = bigBody();
+  const body = JSON.parse(text) as Record<string, unknown>;
+  let tokens = 0;
+  for (let i = 0; i < 20; i++) tokens = estimateInputTokens(body); // warm-up (JIT)
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    tokens = estimateInputTokens(body);
+    times.push(performance.now() - t0);
+  }
+  const parses: number[] = [];
+  for (let i = 0; i < 30; i++) {
+    const t0 = performance.now();
+    JSON.parse(text);
+    parses.push(performance.now() - t0);
+  }
+  const sorted = [...times].sort((a, b) => a - b);
+  return {
+    bodyBytes: new TextEncoder().encode(text).byteLength,
+    runs,
+    medianMs: median(times),
+    p99Ms: sorted[Math.ceil(0.99 * sorted.length) - 1]!,
+    parseMedianMs: median(parses),
+    tokens,
+  };
+}

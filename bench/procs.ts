@@ -1,0 +1,145 @@
+/** Subprocess management for the benchmark: the gateway and the simulator each in their own process. */
+
+/** Repository root (bench/ lives directly under it); subprocesses run there so deno.json applies. */
+export const ROOT = new URL("..", import.meta.url).pathname;
+export const ADMIN_TOKEN = "bench-admin-token-0123456789abcdef";
+
+export interface Proc {
+  name: string;
+  pid: number;
+  url: string;
+  /** SIGTERM, then SIGKILL if it has not exited after `graceMs`. Idempotent. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** A port that was free a moment ago (bind to :0, read, close). */
+export function freePort(): number {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
+}
+
+function spawn(name: string, args: string[], env: Record<string, string>, url: string): Proc {
+  const child = new Deno.Command(Deno.execPath(), {
+    args,
+    cwd: ROOT,
+    env,
+    stdin: "null",
+    stdout: "null",
+    stderr: "inherit",
+  }).spawn();
+  let stopping: Promise<void> | undefined;
+  return {
+    name,
+    pid: child.pid,
+    url,
+    stop(graceMs = 5_000) {
+      stopping ??= (async () => {
+        const exited = child.status.then(() => true);
+        try {
+          child.kill("SIGTERM");
+        } catch { /* already gone */ }
+        let timer: number | undefined;
+        const timeout = new Promise<boolean>((r) => timer = setTimeout(() => r(false), graceMs));
+        const ok = await Promise.race([exited, timeout]);
+        clearTimeout(timer);
+        if (!ok) {
+          try {
+            child.kill("SIGKILL");
+          } catch { /* already gone */ }
+          await child.status;
+        }
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** Polls until anything answers HTTP at `url` (any status), or throws after `timeoutMs`. */
+export async function waitReady(url: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    try {
+      const res = await fetch(url);
+      await res.body?.cancel();
+      return;
+    } catch (err) {
+      if (performance.now() > deadline) throw new Error(`${url} not ready after ${timeoutMs} ms: ${err}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+export async function startSim(): Promise<Proc> {
+  const port = freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const p = spawn("sim", ["run", "-A", "sim/main.ts"], { SIM_PORT: String(port), SIM_HOST: "127.0.0.1" }, url);
+  try {
+    await waitReady(`${url}/__sim/requests`);
+  } catch (err) {
+    await p.stop();
+    throw err;
+  }
+  return p;
+}
+
+export interface GatewayOptions {
+  /** Directory for a V8 CPU profile of the gateway (written when it exits). */
+  cpuProfDir?: string;
+}
+
+export async function startGatewayProc(simUrl: string, opts: GatewayOptions = {}): Promise<Proc> {
+  const port = freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const prof = opts.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${opts.cpuProfDir}`] : [];
+  const env = {
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    DATABASE_URL: "memory",
+    ADMIN_TOKEN,
+    LOG_LEVEL: "warn",
+    ALPHA_UPSTREAM_URL: simUrl,
+    ALPHA_UPSTREAM_KEY: "up-alpha",
+    BETA_UPSTREAM_URL: simUrl,
+    BETA_UPSTREAM_KEY: "up-beta",
+    DELTA_UPSTREAM_URL: simUrl,
+    DELTA_UPSTREAM_KEY: "up-delta",
+    THETA_UPSTREAM_URL: simUrl,
+    THETA_UPSTREAM_KEYS: "up-theta-1,up-theta-2",
+  };
+  const p = spawn("gateway", ["run", "-A", "--unstable-kv", ...prof, "main.ts"], env, url);
+  try {
+    await waitReady(`${url}/v1/models`);
+  } catch (err) {
+    await p.stop();
+    throw err;
+  }
+  return p;
+}
+
+/** Creates a key through the admin API; returns the full key. */
+export async function createKey(gatewayUrl: string, balanceUsd = "100000.00"): Promise<string> {
+  const res = await fetch(`${gatewayUrl}/admin/keys`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify({ balance_usd: balanceUsd }),
+  });
+  const json = await res.json();
+  if (res.status !== 201 || typeof json.key !== "string") {
+    throw new Error(`key creation failed: ${res.status} ${JSON.stringify(json)}`);
+  }
+  return json.key;
+}
+
+export interface Memory {
+  rssKiB: number;
+  hwmKiB: number;
+}
+
+/** VmRSS and VmHWM (peak RSS) of a process from /proc/<pid>/status. */
+export async function memoryOf(pid: number): Promise<Memory> {
+  const text = await Deno.readTextFile(`/proc/${pid}/status`);
+  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? NaN);
+  return { rssKiB: field("VmRSS"), hwmKiB: field("VmHWM") };
+}

@@ -1,0 +1,81 @@
+/**
+ * The operator CLI: `deno task admin <command>` (see `deno task admin help`). Talks to the running
+ * gateway's /admin API when GATEWAY_URL and ADMIN_TOKEN are set, otherwise opens the store directly.
+ * Exit codes: 0 ok, 1 the operation failed, 2 bad usage or configuration.
+ */
+import { parseConfig } from "../src/config/env.ts";
+import { type Command, parseArgs, USAGE, UsageError } from "./admin/args.ts";
+import { type Backend, OperationError } from "./admin/backend.ts";
+import { directBackend } from "./admin/direct.ts";
+import { remoteBackend } from "./admin/remote.ts";
+
+async function openBackend(): Promise<Backend> {
+  const url = Deno.env.get("GATEWAY_URL") ?? "";
+  const token = Deno.env.get("ADMIN_TOKEN") ?? "";
+  if (url !== "") {
+    if (token === "") throw new UsageError("GATEWAY_URL is set but ADMIN_TOKEN is not; set both for remote mode");
+    return remoteBackend(url, token);
+  }
+  let config;
+  try {
+    config = parseConfig(Deno.env.toObject());
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+  const where = config.DATABASE_URL === "memory"
+    ? "an in-memory store (DATABASE_URL=memory): changes are lost on exit"
+    : `the store in DATA_DIR=${config.DATA_DIR}`;
+  console.error(
+    `admin: direct mode on ${where}. Do not use it while a gateway runs on the same DATA_DIR ` +
+      "(single writer); set GATEWAY_URL and ADMIN_TOKEN to go through the running gateway.",
+  );
+  return await directBackend(config);
+}
+
+async function run(cmd: Exclude<Command, { kind: "help" }>, backend: Backend): Promise<void> {
+  const print = (v: unknown) => console.log(JSON.stringify(v, null, 2));
+  switch (cmd.kind) {
+    case "create": {
+      const { key, ...view } = await backend.create(cmd.body);
+      print(view);
+      console.log(key);
+      return;
+    }
+    case "show":
+      return print(await backend.show(cmd.id));
+    case "action":
+      return print(await backend.action(cmd.id, cmd.action, cmd.body));
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  let backend: Backend | undefined;
+  try {
+    const cmd = parseArgs(argv);
+    if (cmd.kind === "help") {
+      console.log(USAGE);
+      return 0;
+    }
+    backend = await openBackend();
+    await run(cmd, backend);
+    const b = backend;
+    backend = undefined;
+    await b.close();
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      console.error(`admin: ${err.message}\n(run \`deno task admin help\` for usage)`);
+      return 2;
+    }
+    if (err instanceof OperationError) {
+      console.error(err.message);
+      return 1;
+    }
+    console.error(`admin: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    return 1;
+  } finally {
+    await backend?.close().catch(() => {});
+  }
+}
+
+Deno.exit(await main(Deno.args));

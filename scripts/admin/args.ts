@@ -1,0 +1,144 @@
+/** Hand-written argument parsing for the admin CLI: argv → one command with the JSON body of operations.ts. */
+import type { KeyAction } from "../../src/admin/operations.ts";
+
+export type Command =
+  | { kind: "help" }
+  | { kind: "create"; body: Record<string, unknown> }
+  | { kind: "show"; id: string }
+  | { kind: "action"; id: string; action: KeyAction; body: Record<string, unknown> };
+
+/** Bad command line: printed with a hint to `help`, exit code 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UsageError";
+  }
+}
+
+export const USAGE = `Usage: deno task admin <command>
+
+  key create --balance <usd> [--name <name>] [--membership private|none]
+                                         create a key; prints its record, then the key alone on the last line
+  key show <id>                          print a key's record
+  key topup <id> <amount_usd>            add credit, e.g. 10.00
+  key revoke <id>                        revoke a key for good
+  key expire <id> <iso-time>             set the expiry time, e.g. 2030-01-01T00:00:00Z
+  key suspend <id> <iso-time>            suspend the key until the given time
+  key theta <id> paused|resumed          pause or resume the theta family for the key
+  key membership <id> private|none       set or clear the membership
+  key caps <id> [--hourly-spend X|none] [--daily-spend X|none] [--hourly-reserve X|none] [--daily-reserve X|none]
+                                         set caps in USD; "none" removes a cap
+  help                                   this text
+
+Mode: with GATEWAY_URL and ADMIN_TOKEN set, the CLI calls the running gateway's /admin API.
+Otherwise it opens the store under DATA_DIR directly; never do that while a gateway runs on the
+same DATA_DIR (the gateway is the single writer of its store).`;
+
+const CAP_FLAGS = {
+  "hourly-spend": "hourly_spend_usd",
+  "daily-spend": "daily_spend_usd",
+  "hourly-reserve": "hourly_reserve_usd",
+  "daily-reserve": "daily_reserve_usd",
+} as const;
+
+/** Splits `--flag value` / `--flag=value` pairs from positionals; every flag takes one value. */
+function splitFlags(args: string[], allowed: readonly string[]) {
+  const flags = new Map<string, string>();
+  const positional: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (!a.startsWith("--")) {
+      positional.push(a);
+      continue;
+    }
+    const eq = a.indexOf("=");
+    const name = a.slice(2, eq < 0 ? undefined : eq);
+    if (!allowed.includes(name)) throw new UsageError(`unknown option --${name}`);
+    if (flags.has(name)) throw new UsageError(`option --${name} given twice`);
+    let value: string | undefined;
+    if (eq >= 0) value = a.slice(eq + 1);
+    else value = args[++i];
+    if (value === undefined) throw new UsageError(`option --${name} needs a value`);
+    flags.set(name, value);
+  }
+  return { flags, positional };
+}
+
+function expectArgs(sub: string, positional: string[], names: string[]): string[] {
+  if (positional.length !== names.length) {
+    const want = names.map((n) => `<${n}>`).join(" ");
+    throw new UsageError(`key ${sub} expects ${want}, got ${positional.length} argument(s)`);
+  }
+  return positional;
+}
+
+function oneOf(what: string, value: string, options: Record<string, unknown>): unknown {
+  if (!Object.hasOwn(options, value)) {
+    throw new UsageError(`${what} must be one of ${Object.keys(options).join(", ")}, got "${value}"`);
+  }
+  return options[value];
+}
+
+export function parseArgs(argv: string[]): Command {
+  const [group, sub, ...rest] = argv;
+  if (group === undefined || group === "help" || group === "--help" || group === "-h") return { kind: "help" };
+  if (group !== "key") throw new UsageError(`unknown command "${group}"`);
+  if (sub === undefined) throw new UsageError("key: missing subcommand");
+
+  if (sub === "create") {
+    const { flags, positional } = splitFlags(rest, ["balance", "name", "membership"]);
+    expectArgs(sub, positional, []);
+    const balance = flags.get("balance");
+    if (balance === undefined) throw new UsageError("key create: --balance is required");
+    const body: Record<string, unknown> = { balance_usd: balance };
+    if (flags.has("name")) body.name = flags.get("name");
+    if (flags.has("membership")) {
+      body.membership = oneOf("--membership", flags.get("membership")!, { private: "private", none: null });
+    }
+    return { kind: "create", body };
+  }
+
+  if (sub === "caps") {
+    const { flags, positional } = splitFlags(rest, Object.keys(CAP_FLAGS));
+    const [id] = expectArgs(sub, positional, ["id"]);
+    if (flags.size === 0) throw new UsageError("key caps: give at least one of --hourly-spend, --daily-spend, ...");
+    const body: Record<string, unknown> = {};
+    for (const [flag, field] of Object.entries(CAP_FLAGS)) {
+      const v = flags.get(flag);
+      if (v !== undefined) body[field] = v === "none" ? null : v;
+    }
+    return { kind: "action", id: id!, action: "caps", body };
+  }
+
+  const { positional } = splitFlags(rest, []);
+  switch (sub) {
+    case "show":
+      return { kind: "show", id: expectArgs(sub, positional, ["id"])[0]! };
+    case "revoke":
+      return { kind: "action", id: expectArgs(sub, positional, ["id"])[0]!, action: "revoke", body: {} };
+    case "topup": {
+      const [id, amount] = expectArgs(sub, positional, ["id", "amount_usd"]);
+      return { kind: "action", id: id!, action: "topup", body: { amount_usd: amount } };
+    }
+    case "expire": {
+      const [id, at] = expectArgs(sub, positional, ["id", "iso-time"]);
+      return { kind: "action", id: id!, action: "expire", body: { at } };
+    }
+    case "suspend": {
+      const [id, until] = expectArgs(sub, positional, ["id", "iso-time"]);
+      return { kind: "action", id: id!, action: "suspend", body: { until } };
+    }
+    case "theta": {
+      const [id, state] = expectArgs(sub, positional, ["id", "paused|resumed"]);
+      const paused = oneOf("theta state", state!, { paused: true, resumed: false });
+      return { kind: "action", id: id!, action: "theta", body: { paused } };
+    }
+    case "membership": {
+      const [id, m] = expectArgs(sub, positional, ["id", "private|none"]);
+      const membership = oneOf("membership", m!, { private: "private", none: null });
+      return { kind: "action", id: id!, action: "membership", body: { membership } };
+    }
+    default:
+      throw new UsageError(`unknown command "key ${sub}"`);
+  }
+}

@@ -1,0 +1,20 @@
+/** What the CLI needs from either mode: the three operations of the admin API. */
+import type { KeyAction } from "../../src/admin/operations.ts";
+
+export type KeyView = Record<string, unknown>;
+
+export interface Backend {
+  /** The created key's view plus `key` (the full key, shown only once). */
+  create(body: Record<string, unknown>): Promise<KeyView & { key: string }>;
+  show(id: string): Promise<KeyView>;
+  action(id: string, action: KeyAction, body: Record<string, unknown>): Promise<KeyView>;
+  close(): Promise<void>;
+}
+
+/** A failed operation: the message (Russian, from the gateway's error table) goes to stderr, exit 1. */
+export class OperationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "OperationError";
+  }
+}

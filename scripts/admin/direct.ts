@@ -1,0 +1,60 @@
+/**
+ * Direct mode: opens the store under DATA_DIR itself and runs the shared operations. Only safe when
+ * no gateway runs on the same DATA_DIR: the gateway keeps balances in memory and is the single writer.
+ */
+import { Accounts } from "../../src/accounts/accounts.ts";
+import { applyKeyAction, createKey, keyView } from "../../src/admin/operations.ts";
+import type { Config } from "../../src/config/env.ts";
+import { errorSpec } from "../../src/errors/codes.ts";
+import { GatewayError } from "../../src/errors/gateway_error.ts";
+import { openStore } from "../../src/store/open.ts";
+import { type Backend, OperationError } from "./backend.ts";
+
+/** The Russian message of the error table, with the detail and the offending field. */
+export function describeGatewayError(err: GatewayError): string {
+  const spec = errorSpec(err.code);
+  const detail = err.detail ? ` ${err.detail}` : "";
+  const param = err.param ? ` (param: ${err.param})` : "";
+  return `${spec.message}${detail}${param} [${err.code}]\n${spec.action}`;
+}
+
+async function guard<T>(op: () => Promise<T>): Promise<T> {
+  try {
+    return await op();
+  } catch (err) {
+    if (err instanceof GatewayError) throw new OperationError(describeGatewayError(err));
+    throw err;
+  }
+}
+
+export async function directBackend(config: Config): Promise<Backend> {
+  const store = await openStore(config);
+  let accounts: Accounts;
+  try {
+    accounts = await Accounts.load(store);
+  } catch (err) {
+    store.close();
+    throw err;
+  }
+  return {
+    create: (body) => guard(() => createKey(accounts, body, Date.now())),
+    show: (id) =>
+      guard(() => {
+        const acc = accounts.get(id);
+        if (!acc) throw new GatewayError("key_not_found");
+        return Promise.resolve(keyView(accounts, acc, Date.now()));
+      }),
+    action: (id, action, body) => guard(() => applyKeyAction(accounts, id, action, body, Date.now())),
+    async close() {
+      try {
+        await accounts.close();
+      } finally {
+        store.close();
+      }
+      // The group committer logs and requeues a failed write instead of throwing; here nothing will retry.
+      if (accounts.committer.failures > 0) {
+        throw new OperationError("Изменение не удалось записать в хранилище; проверьте DATA_DIR и повторите.");
+      }
+    },
+  };
+}

@@ -1,0 +1,164 @@
+import assert from "node:assert/strict";
+import Anthropic from "@anthropic-ai/sdk";
+import { anthropicBody, payloads, post, readSse, TOOL_DEFS, withSim, wordCount } from "./test_util.ts";
+
+const PATH = "/v1/messages";
+
+/** Checks §2.7 emission rules and returns the payloads. */
+function checkOrder(events: { event?: string; data: string }[]): any[] {
+  const p = payloads(events);
+  events.forEach((e, i) => assert.equal(e.event, p[i].type, "event: line equals JSON type"));
+  assert.equal(p[0].type, "message_start");
+  assert.equal(p.at(-1).type, "message_stop");
+  assert.equal(p.at(-2).type, "message_delta");
+  let open = -1;
+  let next = 0;
+  for (const e of p) {
+    if (e.type === "content_block_start") {
+      assert.equal(open, -1, "one block at a time");
+      assert.equal(e.index, next++);
+      open = e.index;
+    } else if (e.type === "content_block_delta") assert.equal(e.index, open);
+    else if (e.type === "content_block_stop") {
+      assert.equal(e.index, open);
+      open = -1;
+    }
+  }
+  assert.equal(open, -1);
+  return p;
+}
+
+Deno.test("messages: JSON answer and usage (cache reads excluded from input_tokens)", () =>
+  withSim(async (sim) => {
+    const res = await post(sim, PATH, anthropicBody("Привет, Claude [[sim:cached=3]]", { system: "Будь краток" }));
+    assert.equal(res.status, 200);
+    assert.ok(res.headers.get("request-id"));
+    const body = await res.json();
+    assert.equal(body.type, "message");
+    assert.equal(body.model, "claude-sim");
+    assert.match(body.id, /^msg_/);
+    assert.equal(body.stop_reason, "end_turn");
+    assert.equal(body.content.length, 1);
+    assert.equal(wordCount(body.content[0].text), 12);
+    const prompt = Math.ceil(("Будь краток".length + "user".length + "Привет, Claude [[sim:cached=3]]".length) / 4);
+    assert.equal(body.usage.input_tokens, prompt - 3);
+    assert.equal(body.usage.cache_read_input_tokens, 3);
+    assert.equal(body.usage.output_tokens, 12);
+  }));
+
+Deno.test("messages: stream follows the event grammar; usage in message_delta", () =>
+  withSim(async (sim) => {
+    const res = await post(sim, PATH, anthropicBody("привет [[sim:words=7]] [[sim:reasoning=2]]", { stream: true }));
+    assert.equal(res.headers.get("content-type"), "text/event-stream; charset=utf-8");
+    const p = checkOrder(await readSse(res));
+    const thinkingStart = p.find((e) => e.type === "content_block_start");
+    assert.deepEqual(thinkingStart.content_block, { type: "thinking", thinking: "", signature: "" });
+    const sig = p.find((e) => e.delta?.type === "signature_delta");
+    assert.equal(sig.delta.signature, "sig_sim");
+    const text = p.filter((e) => e.delta?.type === "text_delta").map((e) => e.delta.text).join("");
+    assert.equal(wordCount(text), 7);
+    const delta = p.at(-2);
+    assert.equal(delta.delta.stop_reason, "end_turn");
+    assert.equal(delta.usage.output_tokens, 9);
+    assert.equal(delta.usage.output_tokens_details.thinking_tokens, 2);
+  }));
+
+Deno.test("messages: max_tokens truncation gives stop_reason max_tokens", () =>
+  withSim(async (sim) => {
+    const body = await (await post(sim, PATH, anthropicBody("привет [[sim:words=40]]", { max_tokens: 6 }))).json();
+    assert.equal(body.stop_reason, "max_tokens");
+    assert.equal(wordCount(body.content[0].text), 6);
+    assert.equal(body.usage.output_tokens, 6);
+  }));
+
+Deno.test("messages: tool_use streamed via input_json_delta; tool_choice any/tool", () =>
+  withSim(async (sim) => {
+    const res = await post(sim, PATH, anthropicBody("ищи [[sim:tool]]", { stream: true, tools: TOOL_DEFS.anthropic }));
+    const p = checkOrder(await readSse(res));
+    const start = p.find((e) => e.type === "content_block_start");
+    assert.equal(start.content_block.type, "tool_use");
+    assert.deepEqual(start.content_block.input, {});
+    const frags = p.filter((e) => e.delta?.type === "input_json_delta").map((e) => e.delta.partial_json);
+    assert.ok(frags.length >= 2 && frags.length <= 3);
+    assert.deepEqual(JSON.parse(frags.join("")), { query: "ищи" });
+    assert.equal(p.at(-2).delta.stop_reason, "tool_use");
+    const forced = await (await post(sim, PATH, anthropicBody("x", {
+      tools: [...TOOL_DEFS.anthropic, { name: "second", input_schema: { type: "object" } }],
+      tool_choice: { type: "tool", name: "second" },
+    }))).json();
+    assert.equal(forced.content[0].name, "second");
+    const any = await (await post(sim, PATH, anthropicBody("x", { tools: TOOL_DEFS.anthropic, tool_choice: { type: "any" } })))
+      .json();
+    assert.equal(any.content[0].type, "tool_use");
+    assert.equal(any.stop_reason, "tool_use");
+  }));
+
+Deno.test("messages: tool_result turn answers 'Результат инструмента получен'", () =>
+  withSim(async (sim) => {
+    const body = await (await post(sim, PATH, {
+      model: "claude-sim",
+      max_tokens: 100,
+      tools: TOOL_DEFS.anthropic,
+      messages: [
+        { role: "user", content: "погода? [[sim:tool]]" },
+        { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "lookup", input: {} }] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "18°C" }] },
+      ],
+    })).json();
+    assert.equal(body.stop_reason, "end_turn");
+    assert.ok(body.content[0].text.startsWith("Результат инструмента получен"));
+  }));
+
+Deno.test("messages: web_search server tool blocks and server_tool_use usage", () =>
+  withSim(async (sim) => {
+    const tools = [{ type: "web_search_20250305", name: "web_search", max_uses: 3 }];
+    const res = await post(sim, PATH, anthropicBody("новости [[sim:search=2]]", { stream: true, tools }));
+    const p = checkOrder(await readSse(res));
+    const kinds = p.filter((e) => e.type === "content_block_start").map((e) => e.content_block.type);
+    assert.deepEqual(kinds, ["server_tool_use", "web_search_tool_result", "server_tool_use", "web_search_tool_result", "text"]);
+    assert.deepEqual(p.at(-2).usage.server_tool_use, { web_search_requests: 2, web_fetch_requests: 0 });
+    const json = await (await post(sim, PATH, anthropicBody("новости [[sim:search=1]]", { tools }))).json();
+    assert.equal(json.content[1].type, "web_search_tool_result");
+    assert.equal(json.content[1].tool_use_id, json.content[0].id);
+    assert.equal(json.usage.server_tool_use.web_search_requests, 1);
+  }));
+
+Deno.test("messages: auth, invalid JSON and missing max_tokens errors", () =>
+  withSim(async (sim) => {
+    let res = await post(sim, PATH, anthropicBody("x"), { headers: {} });
+    assert.equal(res.status, 401);
+    assert.equal((await res.json()).error.type, "authentication_error");
+    res = await post(sim, PATH, anthropicBody("x"), { headers: { authorization: "Bearer t" } });
+    assert.equal(res.status, 200);
+    await res.body?.cancel();
+    res = await post(sim, PATH, "{nope");
+    assert.equal(res.status, 400);
+    const err = await res.json();
+    assert.equal(err.type, "error");
+    assert.equal(err.error.type, "invalid_request_error");
+    res = await post(sim, PATH, { model: "m", messages: [] });
+    assert.equal(res.status, 400);
+    await res.body?.cancel();
+  }));
+
+Deno.test("messages: the official Anthropic SDK accumulates the stream", () =>
+  withSim(async (sim) => {
+    const client = new Anthropic({ apiKey: "sk-ant", baseURL: sim.url, maxRetries: 0 });
+    const msg = await client.messages.stream({
+      model: "claude-sim",
+      max_tokens: 1000,
+      messages: [{ role: "user", content: "Привет [[sim:words=20]] [[sim:reasoning]]" }],
+    }).finalMessage();
+    assert.equal(msg.content[0]!.type, "thinking");
+    const text = msg.content[1]!;
+    assert.equal(text.type === "text" && wordCount(text.text), 20);
+    assert.equal(msg.usage.output_tokens, 28);
+    const tool = await client.messages.stream({
+      model: "claude-sim",
+      max_tokens: 1000,
+      tools: TOOL_DEFS.anthropic as any,
+      messages: [{ role: "user", content: "q [[sim:tool]]" }],
+    }).finalMessage();
+    const block = tool.content[0]!;
+    assert.ok(block.type === "tool_use" && (block.input as any).query === "q");
+  }));

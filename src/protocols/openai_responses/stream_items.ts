@@ -1,0 +1,103 @@
+/** Frames of one output item's lifecycle in a Responses stream (§4.7), for the stream encoder. */
+import {
+  finalArguments,
+  functionCallItem,
+  type ItemStatus,
+  messageItem,
+  outputTextPart,
+  reasoningItem,
+} from "./items.ts";
+
+export type Fields = Record<string, unknown>;
+
+/** Serialises one event, assigning the next sequence_number. */
+export type Emit = (type: string, fields: Fields) => string;
+
+export interface Call {
+  callId: string;
+  name: string;
+  args: string;
+}
+
+/** The one output item currently open. */
+export type OpenItem =
+  | { kind: "message"; id: string; outputIndex: number; text: string }
+  | { kind: "reasoning"; id: string; outputIndex: number; text: string }
+  | { kind: "call"; id: string; outputIndex: number; call: Call };
+
+/** output_item.added and the part/arguments opener of the item. */
+export function openFrames(emit: Emit, o: OpenItem): string {
+  const at = { item_id: o.id, output_index: o.outputIndex };
+  if (o.kind === "message") {
+    return emit("response.output_item.added", {
+      output_index: o.outputIndex,
+      item: messageItem(o.id, "in_progress"),
+    }) +
+      emit("response.content_part.added", { ...at, content_index: 0, part: outputTextPart("") });
+  }
+  if (o.kind === "reasoning") {
+    return emit("response.output_item.added", { output_index: o.outputIndex, item: reasoningItem(o.id) }) +
+      emit("response.reasoning_summary_part.added", {
+        ...at,
+        summary_index: 0,
+        part: { type: "summary_text", text: "" },
+      });
+  }
+  const item = functionCallItem(o.id, "in_progress", o.call.callId, o.call.name, "");
+  const added = emit("response.output_item.added", { output_index: o.outputIndex, item });
+  // Arguments buffered before the item could open go out as one delta.
+  return o.call.args === "" ? added : added + argumentsDelta(emit, o, o.call.args);
+}
+
+export function argumentsDelta(emit: Emit, o: OpenItem, delta: string): string {
+  return emit("response.function_call_arguments.delta", {
+    item_id: o.id,
+    output_index: o.outputIndex,
+    delta,
+  });
+}
+
+/** Appends text to an open message / reasoning item and returns its delta frame. */
+export function textDelta(emit: Emit, o: OpenItem, delta: string): string {
+  if (o.kind === "call") return "";
+  o.text += delta;
+  const at = { item_id: o.id, output_index: o.outputIndex };
+  return o.kind === "message"
+    ? emit("response.output_text.delta", { ...at, content_index: 0, delta, logprobs: [] })
+    : emit("response.reasoning_summary_text.delta", { ...at, summary_index: 0, delta });
+}
+
+/** The item as it stands (for response.failed while it is still open). */
+export function snapshot(o: OpenItem, status: ItemStatus): Fields {
+  if (o.kind === "message") return messageItem(o.id, status, o.text);
+  if (o.kind === "reasoning") return reasoningItem(o.id, o.text);
+  const args = status === "completed" ? finalArguments(o.call.args) : o.call.args;
+  return functionCallItem(o.id, status, o.call.callId, o.call.name, args);
+}
+
+/** The closing frames of an item, ending with output_item.done; `item` is its final form. */
+export function closeFrames(
+  emit: Emit,
+  o: OpenItem,
+  status: "completed" | "incomplete",
+): { text: string; item: Fields } {
+  const at = { item_id: o.id, output_index: o.outputIndex };
+  let text: string;
+  let item: Fields;
+  if (o.kind === "message") {
+    text = emit("response.output_text.done", { ...at, content_index: 0, text: o.text, logprobs: [] }) +
+      emit("response.content_part.done", { ...at, content_index: 0, part: outputTextPart(o.text) });
+    item = messageItem(o.id, status, o.text);
+  } else if (o.kind === "reasoning") {
+    const part = { type: "summary_text", text: o.text };
+    text = emit("response.reasoning_summary_text.done", { ...at, summary_index: 0, text: o.text }) +
+      emit("response.reasoning_summary_part.done", { ...at, summary_index: 0, part });
+    item = reasoningItem(o.id, o.text);
+  } else {
+    const args = finalArguments(o.call.args);
+    text = emit("response.function_call_arguments.done", { ...at, name: o.call.name, arguments: args });
+    item = functionCallItem(o.id, status, o.call.callId, o.call.name, args);
+  }
+  text += emit("response.output_item.done", { output_index: o.outputIndex, item });
+  return { text, item };
+}

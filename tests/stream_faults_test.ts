@@ -1,0 +1,147 @@
+/**
+ * §6 / §3.3: any failure after the 200 ends the stream with exactly one error frame carrying the
+ * §2.5 object (per surface framing), and the hold is settled exactly once.
+ */
+import assert from "node:assert/strict";
+import type { SseFrame } from "../src/protocols/codec.ts";
+import { ANTHROPIC_HEADERS, post, startTestGateway } from "./harness.ts";
+import { readFrames, SURFACE_PATH, surfaceBody } from "./sse_client.ts";
+
+type Surface = "messages" | "chat" | "responses";
+const SURFACES: Surface[] = ["messages", "chat", "responses"];
+const MODELS: Record<string, string> = {
+  alpha: "k3",
+  beta: "beta-haiku-4-5",
+  gamma: "gamma-2.5",
+  eta: "delta-eta-4.6-low",
+  theta: "theta3.8-omni-flash",
+};
+const IN_STREAM_CODE: Record<string, string> = {
+  alpha: "alpha_unavailable",
+  beta: "stream_service_error",
+  gamma: "delta_upstream_error",
+  eta: "delta_upstream_error",
+  theta: "stream_service_error",
+};
+
+/** Asserts the surface's one-error-frame ending and returns the error object. */
+function assertErrorEnding(surface: Surface, frames: SseFrame[], where: string) {
+  const parsed = frames.map((f) => ({ event: f.event, json: f.data === "[DONE]" ? "[DONE]" : JSON.parse(f.data) }));
+  if (surface === "chat") {
+    const errors = parsed.filter((p) => typeof p.json === "object" && p.json.error);
+    assert.equal(errors.length, 1, where);
+    assert.equal(parsed.at(-1)!.json, "[DONE]", where);
+    assert.equal(parsed.at(-2)!.json, errors[0]!.json, where);
+    assert.equal(errors[0]!.json.request_id, errors[0]!.json.error.request_id, where);
+    return errors[0]!.json.error;
+  }
+  if (surface === "messages") {
+    const errors = parsed.filter((p) => p.event === "error");
+    assert.equal(errors.length, 1, where);
+    assert.equal(parsed.at(-1)!.event, "error", where);
+    assert.ok(!parsed.some((p) => p.event === "message_stop"), where);
+    assert.equal(errors[0]!.json.type, "error", where);
+    return errors[0]!.json.error;
+  }
+  const errors = parsed.filter((p) => p.event === "error");
+  assert.equal(errors.length, 1, where);
+  assert.equal(parsed.at(-2)!.event, "error", where);
+  assert.equal(parsed.at(-1)!.event, "response.failed", where);
+  assert.equal(parsed.at(-1)!.json.response.status, "failed", where);
+  const seqs = parsed.map((p) => p.json.sequence_number);
+  seqs.forEach((s, i) => assert.equal(s, i, `${where}: sequence_number ${i}`));
+  return errors[0]!.json.error;
+}
+
+function assertCleanEnding(surface: Surface, frames: SseFrame[], where: string) {
+  const last = frames.at(-1)!;
+  if (surface === "chat") assert.equal(last.data, "[DONE]", where);
+  if (surface === "messages") assert.equal(last.event, "message_stop", where);
+  if (surface === "responses") assert.ok(last.event === "response.completed", where);
+  assert.ok(!frames.some((f) => f.event === "error" || f.data.startsWith('{"error"')), where);
+}
+
+Deno.test("stream faults end with exactly one error frame on every surface and family", async () => {
+  const t = await startTestGateway({ STREAM_IDLE_TIMEOUT_MS: "400", STREAM_HEARTBEAT_MS: "100" });
+  try {
+    const k = await t.newKey("50.00");
+    const faults: [string, (family: string) => string][] = [
+      ["error_mid", (f) => IN_STREAM_CODE[f]!],
+      ["cut_mid", () => "stream_service_error"],
+      ["truncated_frame", () => "stream_service_error"],
+      ["stall", () => "stream_timeout"],
+    ];
+    for (const [family, model] of Object.entries(MODELS)) {
+      for (const surface of SURFACES) {
+        const headers = surface === "messages" ? { ...ANTHROPIC_HEADERS } : {};
+        // A clean stream first: terminal frames, no error.
+        const ok = await post(t.url + SURFACE_PATH[surface], k.key, surfaceBody(surface, model, "Привет [[sim:words=6]]"), headers);
+        assert.equal(ok.status, 200, `${family}/${surface}`);
+        assertCleanEnding(surface, (await readFrames(ok)).frames, `${family}/${surface} clean`);
+        for (const [fault, code] of faults) {
+          const where = `${family}/${surface}/${fault}`;
+          const res = await post(
+            t.url + SURFACE_PATH[surface],
+            k.key,
+            surfaceBody(surface, model, `Привет [[sim:fault=${fault}]] [[sim:words=20]]`),
+            headers,
+          );
+          assert.equal(res.status, 200, where);
+          const { frames } = await readFrames(res);
+          const err = assertErrorEnding(surface, frames, where);
+          assert.equal(err.code, code(family), where);
+          assert.equal(err.request_id, res.headers.get("request-id"), where);
+          assert.ok(err.message.endsWith(`[${err.code} · ${err.request_id}]`), where);
+        }
+      }
+    }
+    const { json } = await t.admin("GET", `/admin/keys/${k.id}`);
+    assert.equal(json.held_usd, "0.00");
+    assert.notEqual(json.spent_usd, "0.00");
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("an upstream error before the first byte is an ordinary HTTP error", async () => {
+  const t = await startTestGateway();
+  try {
+    const k = await t.newKey("5.00");
+    const k2 = await t.newKey("5.00");
+    const cases: [string, string, number, string][] = [
+      ["k3", "status:503", 503, "alpha_unavailable"],
+      ["k3", "status:500", 503, "alpha_unavailable"],
+      ["beta-haiku-4-5", "status:529", 503, "upstream_unavailable"],
+      ["gamma-2.5", "status:500", 502, "delta_upstream_error"],
+      ["delta-eta-4.6-high", "status:503", 503, "delta_unavailable"],
+      ["theta3.7-plus", "status:503", 503, "theta_unavailable"],
+      ["k3", "status:429", 429, "standard_capacity_saturated"],
+      ["k3", "non_json", 502, "upstream_invalid_response"],
+    ];
+    for (const [model, fault, status, code] of cases) {
+      for (const stream of [true, false]) {
+        const key = fault === "non_json" && stream ? k2.key : k.key;
+        const res = await post(t.url + "/v1/chat/completions", key, surfaceBody("chat", model, `x [[sim:fault=${fault}]]`, stream));
+        if (fault === "non_json" && stream) {
+          // A 200 whose body is not SSE: the stream started, so it ends with the one error frame.
+          const { frames } = await readFrames(res);
+          assert.equal(assertErrorEnding("chat", frames, "non_json stream").code, "stream_service_error");
+          continue;
+        }
+        const json = await res.json();
+        const where = `${model} ${fault} stream=${stream}: ${JSON.stringify(json)}`;
+        assert.equal(res.status, status, where);
+        assert.equal(json.error.code, code, where);
+      }
+    }
+    const { json } = await t.admin("GET", `/admin/keys/${k.id}`);
+    assert.equal(json.held_usd, "0.00");
+    assert.equal(json.spent_usd, "0.00", "an error before the first byte costs nothing");
+    // A stream that started and then failed without usage is charged the input estimate (never zero).
+    const { json: j2 } = await t.admin("GET", `/admin/keys/${k2.id}`);
+    assert.equal(j2.held_usd, "0.00");
+    assert.notEqual(j2.spent_usd, "0.00");
+  } finally {
+    await t.close();
+  }
+});

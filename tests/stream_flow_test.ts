@@ -1,0 +1,127 @@
+/** Flow control of the stream pipeline: backpressure to the upstream, heartbeats, and client disconnect. */
+import assert from "node:assert/strict";
+import { post, startTestGateway } from "./harness.ts";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** An upstream that streams Chat chunks only as fast as they are pulled, counting bytes produced. */
+function countingUpstream(totalChunks: number) {
+  let produced = 0;
+  let cancelled = false;
+  const chunk = (i: number) =>
+    `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"k3","choices":[{"index":0,"delta":{"content":"слово ${i} "},"finish_reason":null}]}\n\n`;
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, () => {
+    let i = 0;
+    const enc = new TextEncoder();
+    const body = new ReadableStream<Uint8Array>({
+      pull(c) {
+        if (i >= totalChunks) {
+          c.enqueue(enc.encode('data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"k3","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'));
+          c.close();
+          return;
+        }
+        const bytes = enc.encode(chunk(i++));
+        produced += bytes.byteLength;
+        c.enqueue(bytes);
+      },
+      cancel() {
+        cancelled = true;
+      },
+    }, { highWaterMark: 0 });
+    return new Response(body, { headers: { "content-type": "text/event-stream" } });
+  });
+  return {
+    url: `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}`,
+    get produced() {
+      return produced;
+    },
+    get cancelled() {
+      return cancelled;
+    },
+    close: () => server.shutdown(),
+  };
+}
+
+Deno.test("a slow reader holds back the upstream: per-stream buffering stays bounded", async () => {
+  const up = countingUpstream(500_000); // ≈ 60 MB if produced without backpressure
+  const t = await startTestGateway({ ALPHA_UPSTREAM_URL: up.url });
+  try {
+    const k = await t.newKey("100.00");
+    const res = await post(t.url + "/v1/chat/completions", k.key, {
+      model: "k3",
+      stream: true,
+      messages: [{ role: "user", content: "долгий ответ" }],
+    });
+    assert.equal(res.status, 200);
+    const reader = res.body!.getReader();
+    // Read about 1 KB per second for three seconds.
+    let read = 0;
+    let producedAt2s = 0;
+    const start = Date.now();
+    while (Date.now() - start < 3_000) {
+      const { value } = await reader.read();
+      read += value?.byteLength ?? 0;
+      if (producedAt2s === 0 && Date.now() - start >= 2_000) producedAt2s = up.produced;
+      await sleep(Math.max(1, (value?.byteLength ?? 0)));
+    }
+    const producedAt3s = up.produced;
+    assert.ok(read < 20_000, `client read ${read} bytes`);
+    // Bounded by socket buffers and one frame per pull, far below the 60 MB the upstream could send.
+    assert.ok(producedAt3s < 16_000_000, `upstream produced ${producedAt3s} bytes`);
+    assert.ok(producedAt3s - producedAt2s < 1_000_000, `upstream kept producing: ${producedAt2s} → ${producedAt3s}`);
+    await reader.cancel();
+    for (let i = 0; i < 50 && !up.cancelled; i++) await sleep(20);
+    assert.ok(up.cancelled, "client cancel reached the upstream");
+  } finally {
+    await t.close();
+    await up.close();
+  }
+});
+
+Deno.test("client disconnect aborts the upstream at once and still settles", async () => {
+  const t = await startTestGateway();
+  try {
+    const k = await t.newKey("10.00");
+    const before = t.sim.aborted;
+    const res = await post(t.url + "/v1/chat/completions", k.key, {
+      model: "k3",
+      stream: true,
+      messages: [{ role: "user", content: "Привет [[sim:words=5000]] [[sim:interval=20]]" }],
+    });
+    assert.equal(res.status, 200);
+    const reader = res.body!.getReader();
+    await reader.read();
+    await reader.read();
+    await reader.cancel();
+    for (let i = 0; i < 100 && t.sim.aborted === before; i++) await sleep(20);
+    assert.equal(t.sim.aborted, before + 1, "the simulator saw its stream aborted");
+    let view: any;
+    for (let i = 0; i < 50; i++) {
+      view = (await t.admin("GET", `/admin/keys/${k.id}`)).json;
+      if (view.held_usd === "0.00") break;
+      await sleep(20);
+    }
+    assert.equal(view.held_usd, "0.00");
+    assert.notEqual(view.spent_usd, "0.00", "delivered output is charged by estimate");
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("a quiet stream gets SSE comment heartbeats and still ends cleanly", async () => {
+  const t = await startTestGateway({ STREAM_HEARTBEAT_MS: "50", STREAM_IDLE_TIMEOUT_MS: "5000" });
+  try {
+    const k = await t.newKey("10.00");
+    const res = await post(t.url + "/v1/chat/completions", k.key, {
+      model: "k3",
+      stream: true,
+      messages: [{ role: "user", content: "Привет [[sim:words=3]] [[sim:interval=300]]" }],
+    });
+    const raw = await res.text();
+    assert.match(raw, /^: keep-alive$/m);
+    assert.ok(raw.trimEnd().endsWith("data: [DONE]"), raw);
+    assert.ok(!raw.includes('"error"'), raw);
+  } finally {
+    await t.close();
+  }
+});

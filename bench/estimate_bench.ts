@@ -2,6 +2,7 @@
 import { estimateInputTokens } from "../src/billing/estimate.ts";
 
 export interface EstimateResult {
+  shape: string;
   bodyBytes: number;
   runs: number;
   medianMs: number;
@@ -27,14 +28,27 @@ export function bigBody(targetBytes = 1 << 20): string {
   return JSON.stringify({ model: "k3", max_tokens: 1024, messages });
 }
 
+/** A tool-heavy body of ~`targetBytes`: thousands of small objects and short strings (worst case walk). */
+export function manyPartsBody(targetBytes = 1 << 20): string {
+  const messages: unknown[] = [];
+  let size = 0;
+  for (let i = 0; size < targetBytes; i++) {
+    const parts = Array.from({ length: 8 }, (_, j) => ({ type: "text", text: `part ${i}.${j} fox` }));
+    messages.push({ role: i % 2 === 0 ? "user" : "assistant", content: parts });
+    size += JSON.stringify(parts).length + 40;
+  }
+  return JSON.stringify({ model: "k3", max_tokens: 1024, messages });
+}
+
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)]!;
 }
 
-export function benchEstimate(runs = 200): EstimateResult {
-  const text = bigBody();
+export function benchEstimate(shape: "turns" | "parts", runs = 200): EstimateResult {
+  const text = shape === "turns" ? bigBody() : manyPartsBody();
   const body = JSON.parse(text) as Record<string, unknown>;
+  const turns = (body.messages as unknown[]).length;
   let tokens = 0;
   for (let i = 0; i < 20; i++) tokens = estimateInputTokens(body); // warm-up (JIT)
   const times: number[] = [];
@@ -51,6 +65,7 @@ export function benchEstimate(runs = 200): EstimateResult {
   }
   const sorted = [...times].sort((a, b) => a - b);
   return {
+    shape: shape === "turns" ? `${turns} chat turns` : `${turns * 8} small text parts`,
     bodyBytes: new TextEncoder().encode(text).byteLength,
     runs,
     medianMs: median(times),

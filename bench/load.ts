@@ -34,7 +34,11 @@ export interface LoadOptions {
 }
 
 /** One request; reads the whole body chunk by chunk. Throws on a non-200 status. */
-export async function timedRequest(url: string, headers: Record<string, string>, body: string): Promise<Sample> {
+export async function timedRequest(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+): Promise<Sample> {
   const t0 = performance.now();
   const res = await fetch(url, { method: "POST", headers, body });
   if (res.status !== 200) {

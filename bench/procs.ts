@@ -40,7 +40,7 @@ function spawn(name: string, args: string[], env: Record<string, string>, url: s
         try {
           child.kill("SIGTERM");
         } catch { /* already gone */ }
-        let timer: number | undefined;
+        let timer: ReturnType<typeof setTimeout> | undefined;
         const timeout = new Promise<boolean>((r) => timer = setTimeout(() => r(false), graceMs));
         const ok = await Promise.race([exited, timeout]);
         clearTimeout(timer);
@@ -74,7 +74,12 @@ export async function waitReady(url: string, timeoutMs = 30_000): Promise<void> 
 export async function startSim(): Promise<Proc> {
   const port = freePort();
   const url = `http://127.0.0.1:${port}`;
-  const p = spawn("sim", ["run", "-A", "sim/main.ts"], { SIM_PORT: String(port), SIM_HOST: "127.0.0.1" }, url);
+  const p = spawn(
+    "sim",
+    ["run", "-A", "sim/main.ts"],
+    { SIM_PORT: String(port), SIM_HOST: "127.0.0.1" },
+    url,
+  );
   try {
     await waitReady(`${url}/__sim/requests`);
   } catch (err) {

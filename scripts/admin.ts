@@ -13,7 +13,9 @@ async function openBackend(): Promise<Backend> {
   const url = Deno.env.get("GATEWAY_URL") ?? "";
   const token = Deno.env.get("ADMIN_TOKEN") ?? "";
   if (url !== "") {
-    if (token === "") throw new UsageError("GATEWAY_URL is set but ADMIN_TOKEN is not; set both for remote mode");
+    if (token === "") {
+      throw new UsageError("GATEWAY_URL is set but ADMIN_TOKEN is not; set both for remote mode");
+    }
     return remoteBackend(url, token);
   }
   let config;

@@ -84,8 +84,25 @@ function truncate(frame: string): string {
   return frame.slice(0, at + 6 + Math.max(1, payload >> 1));
 }
 
+/** Drain `frames` into one string if they end within BATCH_CHARS and nothing can interrupt them. */
+function drainSmall(spec: BodySpec): { text: string; done: boolean } {
+  let text = "";
+  if (spec.interval > 0 || spec.mid) return { text, done: false };
+  for (;;) {
+    const r = spec.frames.next();
+    if (r.done) return { text, done: true };
+    if (typeof r.value === "string") {
+      text += r.value;
+      if (text.length >= BATCH_CHARS) return { text, done: false };
+    }
+  }
+}
+
 export function streamBody(state: SimState, spec: BodySpec): Response {
   const { frames, interval, mid } = spec;
+  // Fast path: a small uninterrupted answer goes out as one body write.
+  const head = drainSmall(spec);
+  if (head.done) return new Response(head.text, { status: 200, headers: spec.headers });
   const wake = new AbortController();
   let deltas = 0;
   let fired = false;
@@ -169,7 +186,8 @@ export function streamBody(state: SimState, spec: BodySpec): Response {
         if (await sleep(interval, wake.signal)) return;
       }
       first = false;
-      let buf = "";
+      let buf = head.text;
+      head.text = "";
       for (;;) {
         const f = next();
         if (f === null) return end(buf);

@@ -18,10 +18,19 @@ async function withGateway(fn: (t: TestGateway) => Promise<void>, env: Record<st
 }
 
 /** A request with an arbitrary (or no) Authorization header and a raw body. */
-async function raw(t: TestGateway, method: string, path: string, opts: { auth?: string; body?: string } = {}) {
+async function raw(
+  t: TestGateway,
+  method: string,
+  path: string,
+  opts: { auth?: string; body?: string } = {},
+) {
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (opts.auth !== undefined) headers.authorization = opts.auth;
-  const res = await fetch(t.url + path, { method, headers, ...(opts.body === undefined ? {} : { body: opts.body }) });
+  const res = await fetch(t.url + path, {
+    method,
+    headers,
+    ...(opts.body === undefined ? {} : { body: opts.body }),
+  });
   return { status: res.status, json: await res.json() as any };
 }
 
@@ -33,7 +42,11 @@ async function modelsStatus(t: TestGateway, key: string): Promise<{ status: numb
 
 Deno.test("admin create: 201 with the full key only in the create response, GET never returns it", async () => {
   await withGateway(async (t) => {
-    const created = await t.admin("POST", "/admin/keys", { balance_usd: "2.50", name: "Иван", membership: "private" });
+    const created = await t.admin("POST", "/admin/keys", {
+      balance_usd: "2.50",
+      name: "Иван",
+      membership: "private",
+    });
     assert.equal(created.status, 201);
     const c = created.json;
     assert.match(c.key, KEY_RE);
@@ -98,7 +111,8 @@ Deno.test("admin money: exact decimal strings with every ledger digit, 0.00 allo
     assert.equal(big.status, 201);
     assert.equal(big.json.balance_usd, "999999999999999.999999999999");
     assert.equal(
-      (await t.admin("POST", `/admin/keys/${big.json.id}/topup`, { amount_usd: "0.000000000001" })).json.balance_usd,
+      (await t.admin("POST", `/admin/keys/${big.json.id}/topup`, { amount_usd: "0.000000000001" })).json
+        .balance_usd,
       "1000000000000000.00",
     );
 
@@ -232,11 +246,13 @@ Deno.test("admin bad bodies: 400 invalid_request with param, state untouched", a
     }
 
     // Unknown fields are rejected too (strict bodies).
-    for (const [path, body] of [
-      ["/admin/keys", { balance_usd: "1.00", bogus: 1 }],
-      [`/admin/keys/${id}/topup`, { amount_usd: "1.00", extra: true }],
-      [`/admin/keys/${id}/caps`, { weekly_spend_usd: "1.00" }],
-    ] as const) {
+    for (
+      const [path, body] of [
+        ["/admin/keys", { balance_usd: "1.00", bogus: 1 }],
+        [`/admin/keys/${id}/topup`, { amount_usd: "1.00", extra: true }],
+        [`/admin/keys/${id}/caps`, { weekly_spend_usd: "1.00" }],
+      ] as const
+    ) {
       const r = await t.admin("POST", path, body);
       assert.equal(r.status, 400, path);
       assert.equal(r.json.error.code, "invalid_request", path);
@@ -291,7 +307,14 @@ Deno.test("admin unknown key id: 404 key_not_found on GET and every action", asy
 Deno.test("admin token: missing or wrong → 401 admin_unauthorized, nothing changes", async () => {
   await withGateway(async (t) => {
     const { id, key } = await t.newKey("1.00");
-    const bad = [undefined, "", `Bearer ${ADMIN_TOKEN}x`, `Bearer ${ADMIN_TOKEN.slice(0, -1)}`, `Basic ${ADMIN_TOKEN}`, `Bearer ${key}`];
+    const bad = [
+      undefined,
+      "",
+      `Bearer ${ADMIN_TOKEN}x`,
+      `Bearer ${ADMIN_TOKEN.slice(0, -1)}`,
+      `Basic ${ADMIN_TOKEN}`,
+      `Bearer ${key}`,
+    ];
     for (const auth of bad) {
       const opts = auth === undefined ? {} : { auth };
       for (

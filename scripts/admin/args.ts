@@ -81,7 +81,9 @@ function oneOf(what: string, value: string, options: Record<string, unknown>): u
 
 export function parseArgs(argv: string[]): Command {
   const [group, sub, ...rest] = argv;
-  if (group === undefined || group === "help" || group === "--help" || group === "-h") return { kind: "help" };
+  if (group === undefined || group === "help" || group === "--help" || group === "-h") {
+    return { kind: "help" };
+  }
   if (group !== "key") throw new UsageError(`unknown command "${group}"`);
   if (sub === undefined) throw new UsageError("key: missing subcommand");
 
@@ -101,7 +103,9 @@ export function parseArgs(argv: string[]): Command {
   if (sub === "caps") {
     const { flags, positional } = splitFlags(rest, Object.keys(CAP_FLAGS));
     const [id] = expectArgs(sub, positional, ["id"]);
-    if (flags.size === 0) throw new UsageError("key caps: give at least one of --hourly-spend, --daily-spend, ...");
+    if (flags.size === 0) {
+      throw new UsageError("key caps: give at least one of --hourly-spend, --daily-spend, ...");
+    }
     const body: Record<string, unknown> = {};
     for (const [flag, field] of Object.entries(CAP_FLAGS)) {
       const v = flags.get(flag);

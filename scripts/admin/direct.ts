@@ -53,7 +53,9 @@ export async function directBackend(config: Config): Promise<Backend> {
       }
       // The group committer logs and requeues a failed write instead of throwing; here nothing will retry.
       if (accounts.committer.failures > 0) {
-        throw new OperationError("Изменение не удалось записать в хранилище; проверьте DATA_DIR и повторите.");
+        throw new OperationError(
+          "Изменение не удалось записать в хранилище; проверьте DATA_DIR и повторите.",
+        );
       }
     },
   };

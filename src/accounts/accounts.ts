@@ -5,6 +5,7 @@
  * Holds are never persisted: a crashed process releases them by construction (§8.1 p.2–4).
  */
 import { generateKey, hashKey, keyHint } from "../auth/api_key.ts";
+import { newCounters, roll, type WindowCounters } from "../billing/caps.ts";
 import type { Store } from "../store/store.ts";
 import type { KeyRecord, UsageRow } from "../store/types.ts";
 import { GroupCommitter } from "./group_commit.ts";
@@ -13,6 +14,8 @@ export interface Account {
   rec: KeyRecord;
   /** Sum of open holds, pico-USD. */
   held: bigint;
+  /** Spend and reserve in the current hour and day, for the key's own caps (in memory only). */
+  windows: WindowCounters;
 }
 
 export interface NewKeyOptions {
@@ -82,10 +85,19 @@ export class Accounts {
     return acc.rec.balance - acc.held;
   }
 
+  /** Current cap windows of the account, rolled forward to `now`. */
+  windows(acc: Account, now: number): WindowCounters {
+    return roll(acc.windows, now);
+  }
+
   /** Places a hold if the available credit covers it. Synchronous, so atomic within the process. */
-  tryHold(acc: Account, amount: bigint): boolean {
+  tryHold(acc: Account, amount: bigint, now: number): boolean {
     if (this.available(acc) < amount) return false;
     acc.held += amount;
+    const w = roll(acc.windows, now);
+    w.hourReserved += amount;
+    w.dayReserved += amount;
+    w.open += amount;
     return true;
   }
 
@@ -93,6 +105,10 @@ export class Accounts {
    *  by what the upstream actually used beyond the reserve). Queues the key and the usage row. */
   settle(acc: Account, held: bigint, charge: bigint, row: UsageRow): void {
     acc.held -= held;
+    const w = roll(acc.windows, row.createdAt);
+    w.open -= held;
+    w.hourSpent += charge;
+    w.daySpent += charge;
     acc.rec.balance -= charge;
     acc.rec.spent += charge;
     this.committer.key(acc.rec);
@@ -104,7 +120,7 @@ export class Accounts {
   }
 
   #index(rec: KeyRecord): Account {
-    const acc: Account = { rec, held: 0n };
+    const acc: Account = { rec, held: 0n, windows: newCounters(Date.now()) };
     this.#byId.set(rec.id, acc);
     this.#byHash.set(rec.hash, acc);
     return acc;

@@ -8,6 +8,7 @@ import type { ModelEntry } from "../catalog/models.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { IRUsage } from "../ir/usage.ts";
 import type { UsageRow } from "../store/types.ts";
+import { checkCaps } from "./caps.ts";
 import { chargeAmount, reserveAmount } from "./price.ts";
 import type { Rates, Tariff } from "./tariff.ts";
 
@@ -91,6 +92,10 @@ export function reserve(
   );
   const available = accounts.available(input.account);
   if (available <= 0n) throw new GatewayError("insufficient_credit");
-  if (!accounts.tryHold(input.account, amount)) throw new GatewayError("request_reserve_exceeds_credit");
+  if (available < amount) throw new GatewayError("request_reserve_exceeds_credit");
+  const t = now();
+  checkCaps(input.account.rec.caps, accounts.windows(input.account, t), amount, input.model.family, t);
+  // Synchronous from the credit check to here: no await, so no other request can interleave.
+  if (!accounts.tryHold(input.account, amount, t)) throw new GatewayError("request_reserve_exceeds_credit");
   return new Reservation(accounts, input, rates, amount, now);
 }

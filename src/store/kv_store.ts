@@ -51,8 +51,12 @@ export class KvStore implements Store {
       opts.after ? { limit: opts.limit, cursor: opts.after } : { limit: opts.limit },
     );
     const rows: UsageRow[] = [];
-    for await (const e of iter) rows.push(e.value);
-    return rows.length === opts.limit && iter.cursor ? { rows, next: iter.cursor } : { rows };
+    const cursors: string[] = [];
+    for await (const e of iter) {
+      rows.push(e.value);
+      cursors.push(iter.cursor);
+    }
+    return rows.length === opts.limit && iter.cursor ? { rows, cursors, next: iter.cursor } : { rows, cursors };
   }
 
   close(): void {

@@ -8,6 +8,9 @@ import type { CommitBatch, KeyRecord, UsageRow } from "./types.ts";
 
 export interface UsagePage {
   rows: UsageRow[];
+  /** Opaque continuation just past each row (same length as `rows`), so a reader that stops
+   *  mid-page can resume exactly there; a position, not an offset, so newer rows never shift it. */
+  cursors: string[];
   /** Opaque continuation, absent on the last page. */
   next?: string;
 }

@@ -2,6 +2,7 @@
  * Native pass-through (client and upstream both speak Responses): frames go out byte-identical
  * except `response.model` in lifecycle events, which is restored to the requested id. Each frame's
  * JSON is parsed once and also fed to a Responses stream decoder (usage tap, finish, errors).
+ * Upstream failure frames are held back (push returns ""): error() renders the failure instead.
  */
 import type { EncodeContext, Relay, SseFrame, UpstreamRequestOptions } from "../codec.ts";
 import type { ErrorObject } from "../../errors/error_object.ts";
@@ -28,7 +29,6 @@ class ResponsesRelay implements Relay {
   private readonly decoder = new ResponsesStreamDecoder();
   private pending: IREvent[] = [];
   private lastSeq = -1;
-  private sawError = false;
   private terminated = false;
   /** Last full response object relayed (already carrying the client's model id). */
   private lastResponse: JsonObject | undefined;
@@ -45,13 +45,16 @@ class ResponsesRelay implements Relay {
       json = undefined;
     }
     if (!isRecord(json)) return this.out(frame.event, frame.data); // not ours to judge: pass through
+    const events = this.decoder.pushJson(json, frame.event);
+    this.pending.push(...events);
+    // An upstream failure (`error` / `response.failed`) is not relayed: the engine ends the stream
+    // with error(), which renders the gateway's own error + response.failed continuing the numbering.
+    if (events.some((e) => e.type === "error")) return "";
     const type = str(json.type) ?? frame.event;
     const seq = num(json.sequence_number);
     if (seq !== undefined) this.lastSeq = seq;
-    if (type === "error") this.sawError = true;
     if (type && TERMINAL.has(type)) this.terminated = true;
     if (type === "response.output_item.done" && json.item !== undefined) this.doneItems.push(json.item);
-    this.pending.push(...this.decoder.pushJson(json, frame.event));
 
     let data = frame.data;
     const res = json.response;
@@ -74,18 +77,15 @@ class ResponsesRelay implements Relay {
   error(err: ErrorObject): string {
     if (this.terminated) return "";
     this.terminated = true;
-    let out = "";
-    if (!this.sawError) {
-      out += sseEvent("error", {
-        type: "error",
-        sequence_number: ++this.lastSeq,
-        code: err.code,
-        message: err.message,
-        param: err.param,
-        error: err,
-        request_id: err.request_id,
-      });
-    }
+    const out = sseEvent("error", {
+      type: "error",
+      sequence_number: ++this.lastSeq,
+      code: err.code,
+      message: err.message,
+      param: err.param,
+      error: err,
+      request_id: err.request_id,
+    });
     const base = this.lastResponse ?? responseObject(this.ctx, {
       id: this.ctx.newId("resp_"),
       createdAt: this.ctx.now(),

@@ -69,15 +69,30 @@ Deno.test("relay error continues sequence numbers: error then response.failed", 
   assert.equal(relay.events().filter((e) => e.type === "text_delta").length, 1);
 });
 
-Deno.test("relay after an upstream error event adds only response.failed; before anything builds from ctx", async () => {
+Deno.test("upstream failure frames are held back; error() then renders error + response.failed", async () => {
   const frames = await replaySse(await fixture("error_failed.sse"));
   const relay = createRelay(testCtx({}, "gpt-4o-mini-2024-07-18"));
-  relay.push(frames[0]!);
-  relay.push(frames[1]!);
-  relay.push(frames[2]!); // upstream error event, seq 2, but the upstream never sent response.failed
-  const tail = await parseSse(relay.error(err));
-  assert.deepEqual(tail.map((f) => [f.event, f.data.sequence_number]), [["response.failed", 3]]);
+  let out = relay.push(frames[0]!) + relay.push(frames[1]!);
+  assert.equal(relay.push(frames[2]!), ""); // upstream error event (seq 2)
   assert.equal(relay.events().at(-1)?.type, "error");
+  out += relay.error(err);
+  const parsed = await parseSse(out);
+  assert.deepEqual(parsed.map((f) => [f.event, f.data.sequence_number]), [
+    ["response.created", 0],
+    ["response.in_progress", 1],
+    ["error", 2],
+    ["response.failed", 3],
+  ]);
+  assert.equal(parsed[2]!.data.code, "stream_timeout");
+
+  const lone = createRelay(testCtx({}, "alias"));
+  lone.push(frames[0]!);
+  assert.equal(lone.push(frames[3]!), ""); // a response.failed without a preceding error event
+  assert.deepEqual(lone.events().at(-1), {
+    type: "error",
+    message: "You exceeded your current quota, please check your plan and billing details.",
+    upstreamCode: "insufficient_quota",
+  });
 
   const fresh = await parseSse(createRelay(testCtx({}, "alias")).error(err));
   assert.deepEqual(fresh.map((f) => [f.event, f.data.sequence_number]), [["error", 0], [

@@ -1,0 +1,67 @@
+/**
+ * The key's own caps (§5.5, §7.3, §7.5): hourly and daily spend and reserve caps over UTC calendar
+ * windows (the clock hour and the UTC day). Counters live with the account in memory; a cap is
+ * refused when this request's reserve would cross it, with Retry-After = seconds to the window end.
+ */
+import type { Family } from "../catalog/models.ts";
+import type { ErrorCode } from "../errors/codes.ts";
+import { GatewayError } from "../errors/gateway_error.ts";
+import type { Caps } from "../store/types.ts";
+
+const HOUR = 3_600_000;
+const DAY = 86_400_000;
+
+export interface WindowCounters {
+  hourStart: number;
+  dayStart: number;
+  hourSpent: bigint;
+  daySpent: bigint;
+  hourReserved: bigint;
+  dayReserved: bigint;
+  /** Holds currently open, counted against spend caps until they settle. */
+  open: bigint;
+}
+
+export function newCounters(now: number): WindowCounters {
+  return {
+    hourStart: now - (now % HOUR),
+    dayStart: now - (now % DAY),
+    hourSpent: 0n,
+    daySpent: 0n,
+    hourReserved: 0n,
+    dayReserved: 0n,
+    open: 0n,
+  };
+}
+
+/** Rolls the windows forward when the clock has passed their end. */
+export function roll(c: WindowCounters, now: number): WindowCounters {
+  if (now - c.hourStart >= HOUR) {
+    c.hourStart = now - (now % HOUR);
+    c.hourSpent = 0n;
+    c.hourReserved = 0n;
+  }
+  if (now - c.dayStart >= DAY) {
+    c.dayStart = now - (now % DAY);
+    c.daySpent = 0n;
+    c.dayReserved = 0n;
+  }
+  return c;
+}
+
+const delta = (family: Family) => family === "gamma" || family === "eta";
+
+function code(family: Family, name: "hourly_reserve_limit" | "daily_reserve_limit" | "hourly_spend_limit" | "daily_spend_limit"): ErrorCode {
+  return delta(family) ? (`delta_${name}` as ErrorCode) : name;
+}
+
+/** Throws the first cap this reserve would cross, in the order reserve caps then spend caps. */
+export function checkCaps(caps: Caps, c: WindowCounters, reserve: bigint, family: Family, now: number): void {
+  const hourLeft = Math.ceil((c.hourStart + HOUR - now) / 1000);
+  const dayLeft = Math.ceil((c.dayStart + DAY - now) / 1000);
+  const over = (cap: bigint | null, used: bigint) => cap !== null && used + reserve > cap;
+  if (over(caps.hourlyReserve, c.hourReserved)) throw new GatewayError(code(family, "hourly_reserve_limit"), { retryAfter: hourLeft });
+  if (over(caps.dailyReserve, c.dayReserved)) throw new GatewayError(code(family, "daily_reserve_limit"), { retryAfter: dayLeft });
+  if (over(caps.hourlySpend, c.hourSpent + c.open)) throw new GatewayError(code(family, "hourly_spend_limit"), { retryAfter: hourLeft });
+  if (over(caps.dailySpend, c.daySpent + c.open)) throw new GatewayError(code(family, "daily_spend_limit"), { retryAfter: dayLeft });
+}

@@ -1,0 +1,249 @@
+/**
+ * The operator CLI (scripts/admin.ts) run as a real subprocess: remote mode against a running
+ * gateway, direct mode on a temporary DATA_DIR, and bad usage.
+ */
+import assert from "node:assert/strict";
+import { ADMIN_TOKEN, startTestGateway } from "./harness.ts";
+
+const ROOT = new URL("..", import.meta.url).pathname;
+const KEY_RE = /^gd-[A-Za-z0-9_-]{43}$/;
+
+/** Only what Deno itself needs from the parent environment, so no stray GATEWAY_URL/DATA_DIR leaks in. */
+function baseEnv(): Record<string, string> {
+  const out: Record<string, string> = { NO_COLOR: "1" };
+  for (const [k, v] of Object.entries(Deno.env.toObject())) {
+    if (["PATH", "HOME", "TMPDIR", "XDG_CACHE_HOME"].includes(k) || k.startsWith("DENO_")) out[k] = v;
+  }
+  return out;
+}
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** Parsed JSON of stdout (for create: everything before the key line). */
+  json: any;
+}
+
+async function cli(env: Record<string, string>, ...args: string[]): Promise<Run> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--unstable-kv", "scripts/admin.ts", ...args],
+    cwd: ROOT,
+    env: { ...baseEnv(), ...env },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stdout = new TextDecoder().decode(out.stdout);
+  const stderr = new TextDecoder().decode(out.stderr);
+  let json: any;
+  try {
+    json = JSON.parse(args[1] === "create" ? stdout.trimEnd().split("\n").slice(0, -1).join("\n") : stdout);
+  } catch {
+    json = undefined;
+  }
+  return { code: out.code, stdout, stderr, json };
+}
+
+function ok(r: Run): Run {
+  assert.equal(r.code, 0, `exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+  return r;
+}
+
+/** The last line of a create's stdout, which must be the key and nothing else. */
+function lastLine(r: Run): string {
+  const lines = r.stdout.trimEnd().split("\n");
+  return lines[lines.length - 1]!;
+}
+
+async function models(url: string, key: string): Promise<{ status: number; json: any }> {
+  const res = await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+  return { status: res.status, json: await res.json() };
+}
+
+Deno.test("admin CLI, remote mode: create, use, topup, show, revoke through the /admin API", async () => {
+  const t = await startTestGateway();
+  try {
+    const env = { GATEWAY_URL: t.url, ADMIN_TOKEN };
+    const created = ok(await cli(env, "key", "create", "--balance", "2.50", "--name", "cli"));
+    const key = lastLine(created);
+    assert.match(key, KEY_RE);
+    assert.equal(created.json.balance_usd, "2.50");
+    assert.equal(created.json.name, "cli");
+    assert.ok(!("key" in created.json), "the key is printed alone, not inside the record");
+    assert.doesNotMatch(created.stderr, /direct mode/);
+    const id: string = created.json.id;
+
+    assert.equal((await models(t.url, key)).status, 200);
+
+    const topped = ok(await cli(env, "key", "topup", id, "1.25"));
+    assert.equal(topped.json.balance_usd, "3.75");
+    const shown = ok(await cli(env, "key", "show", id));
+    assert.equal(shown.json.balance_usd, "3.75");
+    assert.equal(shown.json.credited_usd, "3.75");
+    assert.ok(!("key" in shown.json));
+
+    const future = "2031-02-03T04:05:06.000Z";
+    assert.equal(ok(await cli(env, "key", "expire", id, future)).json.expires_at, future);
+    assert.equal(ok(await cli(env, "key", "theta", id, "paused")).json.theta_paused, true);
+    assert.equal(ok(await cli(env, "key", "membership", id, "private")).json.membership, "private");
+    const caps = ok(await cli(env, "key", "caps", id, "--daily-spend", "0.000000000001"));
+    assert.equal(caps.json.caps.daily_spend_usd, "0.000000000001");
+
+    const revoked = ok(await cli(env, "key", "revoke", id));
+    assert.equal(revoked.json.state, "revoked");
+    const after = await models(t.url, key);
+    assert.equal(after.status, 401);
+    assert.equal(after.json.error.code, "api_key_revoked");
+
+    // Errors from the gateway: the Russian message on stderr, exit 1.
+    const missing = await cli(env, "key", "show", "key_00000000000000000000");
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /Ключ с таким id не найден/);
+    assert.equal(missing.stdout, "");
+    const badAmount = await cli(env, "key", "topup", id, "1.2.3");
+    assert.equal(badAmount.code, 1);
+    assert.match(badAmount.stderr, /Запрос некорректен.*amount_usd/);
+    const wrongToken = await cli({ ...env, ADMIN_TOKEN: "wrong-token-0123456789" }, "key", "show", id);
+    assert.equal(wrongToken.code, 1);
+    assert.match(wrongToken.stderr, /токен администратора/);
+    assert.equal(ok(await cli(env, "key", "show", id)).json.balance_usd, "3.75");
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("admin CLI, direct mode: round-trips exact decimals through the KV store in DATA_DIR", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "admin_cli_" });
+  try {
+    const env = { DATA_DIR: dir };
+    const created = ok(
+      await cli(env, "key", "create", "--balance", "0.000000000001", "--membership", "private"),
+    );
+    assert.match(created.stderr, /direct mode/);
+    assert.match(created.stderr, /single writer/);
+    const key = lastLine(created);
+    assert.match(key, KEY_RE);
+    const id: string = created.json.id;
+    assert.equal(created.json.balance_usd, "0.000000000001");
+    assert.equal(created.json.membership, "private");
+    assert.equal(created.json.name, null);
+    await Deno.stat(`${dir}/gateway.kv`);
+
+    // Every call is a fresh process: the values below come back from the store.
+    assert.equal(ok(await cli(env, "key", "topup", id, "0.000000000001")).json.balance_usd, "0.000000000002");
+    assert.equal(ok(await cli(env, "key", "topup", id, "10")).json.balance_usd, "10.000000000002");
+    ok(
+      await cli(
+        env,
+        "key",
+        "caps",
+        id,
+        "--hourly-spend",
+        "0.000000000001",
+        "--daily-spend=123456789012345.123456789012",
+        "--hourly-reserve",
+        "2.5",
+        "--daily-reserve",
+        "7",
+      ),
+    );
+    ok(await cli(env, "key", "theta", id, "paused"));
+    ok(await cli(env, "key", "membership", id, "none"));
+    let shown = ok(await cli(env, "key", "show", id)).json;
+    assert.equal(shown.balance_usd, "10.000000000002");
+    assert.equal(shown.credited_usd, "10.000000000002");
+    assert.equal(shown.spent_usd, "0.00");
+    assert.equal(shown.theta_paused, true);
+    assert.equal(shown.membership, null);
+    assert.deepEqual(shown.caps, {
+      hourly_spend_usd: "0.000000000001",
+      daily_spend_usd: "123456789012345.123456789012",
+      hourly_reserve_usd: "2.50",
+      daily_reserve_usd: "7.00",
+    });
+
+    ok(await cli(env, "key", "caps", id, "--daily-spend", "none", "--daily-reserve", "none"));
+    ok(await cli(env, "key", "suspend", id, "2000-01-01T00:00:00Z"));
+    shown = ok(await cli(env, "key", "show", id)).json;
+    assert.deepEqual(shown.caps, {
+      hourly_spend_usd: "0.000000000001",
+      daily_spend_usd: null,
+      hourly_reserve_usd: "2.50",
+      daily_reserve_usd: null,
+    });
+    assert.equal(shown.suspended_until, "2000-01-01T00:00:00.000Z");
+    assert.equal(shown.state, "active");
+
+    // A second key lives beside the first.
+    const second = ok(await cli(env, "key", "create", "--balance", "0.00"));
+    assert.equal(second.json.balance_usd, "0.00");
+    assert.notEqual(second.json.id, id);
+    assert.equal(ok(await cli(env, "key", "show", id)).json.balance_usd, "10.000000000002");
+
+    assert.equal(ok(await cli(env, "key", "revoke", id)).json.state, "revoked");
+    assert.equal(ok(await cli(env, "key", "show", id)).json.state, "revoked");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("admin CLI: bad usage exits 2, a failed operation exits 1, both with a message on stderr", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "admin_cli_" });
+  try {
+    const env = { DATA_DIR: dir };
+    const usage: string[][] = [
+      ["frobnicate"],
+      ["key"],
+      ["key", "destroy", "key_x"],
+      ["key", "create"],
+      ["key", "create", "--balance"],
+      ["key", "create", "--balance", "1.00", "--colour", "red"],
+      ["key", "create", "--balance", "1.00", "--membership", "public"],
+      ["key", "show"],
+      ["key", "topup", "key_x"],
+      ["key", "topup", "key_x", "1.00", "extra"],
+      ["key", "theta", "key_x", "maybe"],
+      ["key", "membership", "key_x", "public"],
+      ["key", "caps", "key_x"],
+      ["key", "caps", "key_x", "--weekly-spend", "1"],
+    ];
+    for (const args of usage) {
+      const r = await cli(env, ...args);
+      assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
+      assert.match(r.stderr, /admin: .+/);
+      assert.match(r.stderr, /help/);
+      assert.equal(r.stdout, "");
+    }
+    // Usage errors are caught before the store is touched.
+    assert.deepEqual([...Deno.readDirSync(dir)], []);
+
+    const help = ok(await cli(env, "help"));
+    assert.match(help.stdout, /key create --balance/);
+    assert.match(help.stdout, /GATEWAY_URL/);
+
+    const badCreate = await cli(env, "key", "create", "--balance", "1.2.3");
+    assert.equal(badCreate.code, 1);
+    assert.match(badCreate.stderr, /Запрос некорректен.*balance_usd/);
+    assert.equal(badCreate.stdout, "");
+
+    const id: string = ok(await cli(env, "key", "create", "--balance", "1.00")).json.id;
+    for (const args of [["topup", id, "1.2.3"], ["topup", id, "-1"], ["expire", id, "soon"]]) {
+      const r = await cli(env, "key", ...args);
+      assert.equal(r.code, 1, args.join(" "));
+      assert.match(r.stderr, /Запрос некорректен/);
+    }
+    const missing = await cli(env, "key", "topup", "key_00000000000000000000", "1.00");
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /Ключ с таким id не найден/);
+    assert.equal(ok(await cli(env, "key", "show", id)).json.balance_usd, "1.00");
+
+    // Remote mode half-configured is refused rather than silently falling back to the store.
+    const half = await cli({ GATEWAY_URL: "http://127.0.0.1:9" }, "key", "show", id);
+    assert.equal(half.code, 2);
+    assert.match(half.stderr, /ADMIN_TOKEN/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,0 +1,109 @@
+/**
+ * Crash safety (§8.1, durability promise in README): holds live only in the serving process, so a
+ * gateway killed with SIGKILL mid-stream comes back with the hold released; settlements that were
+ * group-committed before the kill are kept.
+ */
+import assert from "node:assert/strict";
+import { startSimulator } from "../sim/server.ts";
+import { ADMIN_TOKEN, post } from "./harness.ts";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function freePort(): Promise<number> {
+  const l = Deno.listen({ port: 0, hostname: "127.0.0.1" });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
+}
+
+function spawnGateway(port: number, dataDir: string, simUrl: string): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--unstable-kv", "main.ts"],
+    cwd: new URL("..", import.meta.url).pathname,
+    env: {
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      DATA_DIR: dataDir,
+      ADMIN_TOKEN,
+      ALPHA_UPSTREAM_URL: simUrl,
+      ALPHA_UPSTREAM_KEY: "k",
+    },
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+}
+
+async function waitReady(url: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    try {
+      const r = await fetch(url + "/v1/models");
+      await r.body?.cancel();
+      return;
+    } catch {
+      await sleep(50);
+    }
+  }
+  throw new Error("gateway did not start");
+}
+
+async function admin(url: string, method: string, path: string, body?: unknown) {
+  const r = await fetch(url + path, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return await r.json();
+}
+
+Deno.test("kill -9 mid-stream: the restarted gateway has released the hold and kept committed settlements", async () => {
+  const sim = await startSimulator();
+  const dataDir = await Deno.makeTempDir();
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  let proc = spawnGateway(port, dataDir, sim.url);
+  try {
+    await waitReady(url);
+    const created = await admin(url, "POST", "/admin/keys", { balance_usd: "1.00" });
+    const key = created.key as string;
+    // One finished request, settled and group-committed before the crash.
+    const done = await post(url + "/v1/chat/completions", key, {
+      model: "k3",
+      max_tokens: 50,
+      messages: [{ role: "user", content: "Привет [[sim:words=5]]" }],
+    });
+    assert.equal(done.status, 200);
+    await done.text();
+    await sleep(200);
+    const settled = await admin(url, "GET", `/admin/keys/${created.id}`);
+    assert.notEqual(settled.spent_usd, "0.00");
+    // A long stream holding money when the process dies.
+    const res = await post(url + "/v1/chat/completions", key, {
+      model: "k3",
+      stream: true,
+      max_tokens: 20_000,
+      messages: [{ role: "user", content: "Долго [[sim:words=20000]] [[sim:interval=20]]" }],
+    });
+    assert.equal(res.status, 200);
+    const reader = res.body!.getReader();
+    await reader.read();
+    const during = await admin(url, "GET", `/admin/keys/${created.id}`);
+    assert.notEqual(during.held_usd, "0.00");
+    proc.kill("SIGKILL");
+    await proc.status;
+    await reader.cancel().catch(() => {});
+
+    proc = spawnGateway(port, dataDir, sim.url);
+    await waitReady(url);
+    const after = await admin(url, "GET", `/admin/keys/${created.id}`);
+    assert.equal(after.held_usd, "0.00");
+    assert.equal(after.balance_usd, settled.balance_usd);
+    assert.equal(after.spent_usd, settled.spent_usd);
+  } finally {
+    try {
+      proc.kill("SIGKILL");
+    } catch { /* already gone */ }
+    await proc.status;
+    await sim.close();
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});

@@ -7,6 +7,7 @@ import { countTokens } from "../engine/count_tokens.ts";
 import { generate, type SurfaceRoute } from "../engine/generate.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { Envelope } from "../errors/render.ts";
+import { getUsage, getUsageRequests } from "../usage/handlers.ts";
 import type { Route, RouteContext } from "./router.ts";
 
 export type Handler = (app: App, ctx: RouteContext) => Response | Promise<Response>;
@@ -47,8 +48,8 @@ export const ROUTES: Route<Handler>[] = [
   r("GET", "/v1/files/:id/content", "detail", notYet),
   r("POST", "/v1/alpha/search", "openai", notYet),
   r("POST", "/v1/alpha/fetch", "openai", notYet),
-  r("GET", "/v1/usage", "detail", notYet),
-  r("GET", "/v1/usage/requests", "detail", notYet),
+  r("GET", "/v1/usage", "detail", getUsage),
+  r("GET", "/v1/usage/requests", "detail", getUsageRequests),
   r("POST", "/admin/keys", "openai", adminCreateKey),
   r("GET", "/admin/keys/:id", "openai", adminGetKey),
   r("POST", "/admin/keys/:id/:action", "openai", adminKeyAction),

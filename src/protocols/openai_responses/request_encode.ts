@@ -54,12 +54,8 @@ function assistantItems(m: IRMessage): Item[] {
         items.push({ type: "function_call", call_id: p.id, name: p.name, arguments: p.arguments || "{}" });
         break;
       case "reasoning":
-        // Without encrypted content a reasoning item cannot be replayed statelessly (pitfall 23).
-        if (p.signature) {
-          flush();
-          const summary = p.text === "" ? [] : [{ type: "summary_text", text: p.text }];
-          items.push({ type: "reasoning", summary, encrypted_content: p.signature });
-        }
+        // Dropped: the IR cannot tell whose signature this is; a foreign one sent as
+        // encrypted_content is rejected upstream (and a bare item fails statelessly, pitfall 23).
         break;
       case "file":
         throw new Error("openai_responses: file parts must be resolved before encoding");

@@ -4,7 +4,7 @@ import { baseRequest } from "./test_helpers.ts";
 
 const opts = { upstreamModel: "gpt-upstream", defaultMaxTokens: 4096 };
 
-Deno.test("encodes history: output_text for assistant, function_call without id, function_call_output first", () => {
+Deno.test("encodes history: output_text for assistant, function_call without id, function_call_output first, reasoning dropped", () => {
   const body = encodeRequest(
     baseRequest({
       system: ["A", "B"],
@@ -19,7 +19,7 @@ Deno.test("encodes history: output_text for assistant, function_call without id,
             { type: "reasoning", text: "foreign thoughts" },
             { type: "text", text: "calling" },
             { type: "tool_call", id: "toolu_1", name: "f", arguments: "" },
-            { type: "reasoning", text: "kept", signature: "gAAA" },
+            { type: "reasoning", text: "dropped: signature of unknown origin", signature: "gAAA" },
           ],
         },
         {
@@ -65,7 +65,6 @@ Deno.test("encodes history: output_text for assistant, function_call without id,
         content: [{ type: "output_text", text: "calling", annotations: [] }],
       },
       { type: "function_call", call_id: "toolu_1", name: "f", arguments: "{}" },
-      { type: "reasoning", summary: [{ type: "summary_text", text: "kept" }], encrypted_content: "gAAA" },
       { type: "function_call_output", call_id: "toolu_1", output: "42" },
       { type: "message", role: "user", content: [{ type: "input_text", text: "and" }] },
     ],

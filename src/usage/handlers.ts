@@ -1,0 +1,60 @@
+/**
+ * GET /v1/usage and GET /v1/usage/requests (§4.8): the calling key's own usage only. Order of
+ * checks: key → read rate (429 usage_rate_limit) → query (410 mode, 422 validation_error) → cursor
+ * (400 invalid_cursor). Pending settlements are flushed first, so every settled request is listed.
+ */
+import type { App } from "../app.ts";
+import { authenticate } from "../auth/authenticate.ts";
+import { GatewayError } from "../errors/gateway_error.ts";
+import { jsonResponse } from "../http/json.ts";
+import type { RouteContext } from "../http/router.ts";
+import { CursorSigner } from "./cursor.ts";
+import { filtersKey, parseUsageQuery, type ReportKind, type UsageQuery } from "./query.ts";
+import { TokenBuckets } from "./rate_limit.ts";
+import { usageRequestsPage, usageSummary } from "./report.ts";
+
+/** Per running gateway: its cursor secret and its read buckets. */
+interface UsageState {
+  signer: CursorSigner;
+  buckets: TokenBuckets;
+}
+
+const STATE = new WeakMap<App, UsageState>();
+
+function state(app: App): UsageState {
+  let s = STATE.get(app);
+  if (!s) {
+    s = { signer: new CursorSigner(), buckets: new TokenBuckets() };
+    STATE.set(app, s);
+  }
+  return s;
+}
+
+async function admit(app: App, ctx: RouteContext, kind: ReportKind) {
+  const account = await authenticate(ctx.req.headers, app.accounts);
+  const wait = state(app).buckets.take(account.rec.id, app.now());
+  if (wait > 0) throw new GatewayError("usage_rate_limit", { retryAfter: wait });
+  const query: UsageQuery = parseUsageQuery(ctx.url.searchParams, kind);
+  await app.accounts.committer.flush();
+  return { keyId: account.rec.id, query };
+}
+
+export async function getUsage(app: App, ctx: RouteContext): Promise<Response> {
+  const { keyId, query } = await admit(app, ctx, "summary");
+  return jsonResponse(200, await usageSummary(app.store, keyId, query), ctx.requestId);
+}
+
+export async function getUsageRequests(app: App, ctx: RouteContext): Promise<Response> {
+  const { keyId, query } = await admit(app, ctx, "requests");
+  const { signer } = state(app);
+  const filters = filtersKey(query.filters);
+  const after = query.cursor === null ? null : (await signer.verify(query.cursor, keyId, filters)).after;
+  const page = await usageRequestsPage(app.store, keyId, query, after);
+  const next = page.after === null ? null : await signer.sign(keyId, filters, { after: page.after });
+  return jsonResponse(200, {
+    object: "list",
+    data: page.rows,
+    has_more: page.hasMore,
+    next_cursor: next,
+  }, ctx.requestId);
+}

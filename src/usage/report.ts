@@ -1,0 +1,132 @@
+/**
+ * The usage report over the store's rows of one key (newest first): a per-UTC-day-and-model
+ * summary and a per-request listing with positional continuations. Money stays pico-USD bigints
+ * until formatted as exact decimal strings.
+ */
+import { formatUsd } from "../money/usd.ts";
+import type { Store } from "../store/store.ts";
+import type { UsageRow } from "../store/types.ts";
+import type { UsageQuery } from "./query.ts";
+
+/** Rows fetched per store round trip while scanning. */
+const SCAN_CHUNK = 200;
+const PICO_PER_MILLION_TOKENS = 1_000_000n;
+
+/** Rows of one key from a position on, each with the continuation just past it. Stops at the
+ *  `fromMs` bound, since rows are newest first. */
+export async function* scanRows(
+  store: Store,
+  keyId: string,
+  q: UsageQuery,
+  after: string | null,
+): AsyncGenerator<{ row: UsageRow; cursor: string }> {
+  let pos = after;
+  while (true) {
+    const page = await store.listUsage(keyId, pos === null ? { limit: SCAN_CHUNK } : { limit: SCAN_CHUNK, after: pos });
+    for (let i = 0; i < page.rows.length; i++) {
+      const row = page.rows[i]!;
+      if (q.fromMs !== null && row.createdAt < q.fromMs) return;
+      if (matches(row, q)) yield { row, cursor: page.cursors[i]! };
+    }
+    if (page.next === undefined) return;
+    pos = page.next;
+  }
+}
+
+export function matches(row: UsageRow, q: UsageQuery): boolean {
+  const f = q.filters;
+  if (f.family !== null && row.family !== f.family) return false;
+  if (f.endpoint !== null && row.endpoint !== f.endpoint) return false;
+  if (q.fromMs !== null && row.createdAt < q.fromMs) return false;
+  if (q.toMs !== null && row.createdAt >= q.toMs) return false;
+  return true;
+}
+
+interface Group {
+  date: string;
+  family: string;
+  model: string;
+  requests: number;
+  input_tokens: number;
+  cached_input_tokens: number;
+  output_tokens: number;
+  web_search_requests: number;
+  cost: bigint;
+}
+
+export async function usageSummary(store: Store, keyId: string, q: UsageQuery) {
+  const groups = new Map<string, Group>();
+  let total = 0n;
+  for await (const { row } of scanRows(store, keyId, q, null)) {
+    const date = new Date(row.createdAt).toISOString().slice(0, 10);
+    const id = `${date}\n${row.model}`;
+    let g = groups.get(id);
+    if (!g) {
+      g = {
+        date,
+        family: row.family,
+        model: row.model,
+        requests: 0,
+        input_tokens: 0,
+        cached_input_tokens: 0,
+        output_tokens: 0,
+        web_search_requests: 0,
+        cost: 0n,
+      };
+      groups.set(id, g);
+    }
+    g.requests++;
+    g.input_tokens += row.inputTokens;
+    g.cached_input_tokens += row.cachedInputTokens;
+    g.output_tokens += row.outputTokens;
+    g.web_search_requests += row.webSearchRequests;
+    g.cost += row.charged;
+    total += row.charged;
+  }
+  const data = [...groups.values()]
+    .sort((a, b) => a.date < b.date ? 1 : a.date > b.date ? -1 : a.model < b.model ? -1 : a.model > b.model ? 1 : 0)
+    .map(({ cost, ...g }) => ({ ...g, cost_usd: formatUsd(cost) }));
+  return { object: "list" as const, data, total_cost_usd: formatUsd(total) };
+}
+
+/** One page of requests: `limit` matching rows after `after`, and whether another one exists. */
+export async function usageRequestsPage(store: Store, keyId: string, q: UsageQuery, after: string | null) {
+  const rows: UsageRow[] = [];
+  let last: string | null = null;
+  let hasMore = false;
+  for await (const { row, cursor } of scanRows(store, keyId, q, after)) {
+    if (rows.length === q.limit) {
+      hasMore = true;
+      break;
+    }
+    rows.push(row);
+    last = cursor;
+  }
+  return { rows: rows.map(requestView), hasMore, after: hasMore ? last : null };
+}
+
+export function requestView(row: UsageRow) {
+  const released = row.reserved > row.charged ? row.reserved - row.charged : 0n;
+  return {
+    request_id: row.requestId,
+    created_at: new Date(row.createdAt).toISOString(),
+    family: row.family,
+    model: row.model,
+    endpoint: row.endpoint,
+    stream: row.stream,
+    status: row.status,
+    input_tokens: row.inputTokens,
+    cached_input_tokens: row.cachedInputTokens,
+    output_tokens: row.outputTokens,
+    web_search_requests: row.webSearchRequests,
+    reserved_usd: formatUsd(row.reserved),
+    charged_usd: formatUsd(row.charged),
+    released_usd: formatUsd(released),
+    usage_source: row.usageSource,
+    rates_usd_per_million: {
+      input: formatUsd(row.rates.input * PICO_PER_MILLION_TOKENS),
+      cache_read: formatUsd(row.rates.cacheRead * PICO_PER_MILLION_TOKENS),
+      output: formatUsd(row.rates.output * PICO_PER_MILLION_TOKENS),
+    },
+  };
+}

@@ -7,9 +7,10 @@
  */
 import { benchEstimate } from "./estimate_bench.ts";
 import { benchLedger } from "./ledger_bench.ts";
+import { catProc, type CpuUse } from "./cpu.ts";
 import { createKey, type Proc, ROOT, startGatewayProc, startSim } from "./procs.ts";
 import { summariseProfiles } from "./profile.ts";
-import { document, machine, ms, num, type Row, table } from "./report.ts";
+import { cpuTable, document, machine, ms, num, type Row, table } from "./report.ts";
 import { holdScenario, httpScenarios } from "./scenarios.ts";
 
 const envNum = (name: string, def: number) => {
@@ -23,6 +24,9 @@ const streams = envNum("BENCH_STREAMS", 1000);
 const cpuProfDir = Deno.env.get("BENCH_CPU_PROF") === "1" ? `${ROOT}bench/prof` : undefined;
 const log = (s: string) => console.error(s);
 
+const loadavg = async () => (await catProc(["/proc/loadavg"])).split(" ").slice(0, 3).join(" ");
+const loadStart = await loadavg();
+const cpu: { label: string; use: CpuUse }[] = [];
 const rows: Row[] = [];
 const notes: string[] = [];
 
@@ -82,7 +86,7 @@ try {
   procs.push(gw);
   log(`  simulator pid ${sim.pid} ${sim.url}; gateway pid ${gw.pid} ${gw.url}`);
   const key = await createKey(gw.url);
-  const t = { sim, gw, key, seconds, warmup, log };
+  const t = { sim, gw, key, seconds, warmup, log, cpu };
   rows.unshift(...await httpScenarios(t));
   rows.push(...await holdScenario(t, streams));
 } finally {
@@ -102,9 +106,18 @@ notes.push(
 );
 if (cpuProfDir) notes.push(...await summariseProfiles(cpuProfDir));
 
-const m = await machine(seconds, warmup);
-const doc = document(m, rows, notes);
+const m = await machine(seconds, warmup, `${loadStart} → ${await loadavg()}`);
+const doc = document(m, rows, notes, cpuTable(cpu));
+const maxOther = Math.max(0, ...cpu.map((c) => c.use.other));
+if (maxOther > 0.2) {
+  notes.unshift(
+    `Other processes on the machine used up to ${maxOther.toFixed(2)} of the 2 cores during the runs ` +
+      "(see the CPU table): the HTTP figures are pessimistic and vary from run to run.",
+  );
+}
 console.log(table(rows));
+console.log("");
+console.log(cpuTable(cpu));
 console.log("");
 for (const n of notes) console.log(`- ${n}`);
 await Deno.writeTextFile(`${ROOT}bench/RESULTS.md`, doc);

@@ -1,4 +1,5 @@
 /** Subprocess management for the benchmark: the gateway and the simulator each in their own process. */
+import { catProc } from "./cpu.ts";
 
 /** Repository root (bench/ lives directly under it); subprocesses run there so deno.json applies. */
 export const ROOT = new URL("..", import.meta.url).pathname;
@@ -144,7 +145,7 @@ export interface Memory {
 
 /** VmRSS and VmHWM (peak RSS) of a process from /proc/<pid>/status. */
 export async function memoryOf(pid: number): Promise<Memory> {
-  const text = await Deno.readTextFile(`/proc/${pid}/status`);
+  const text = await catProc([`/proc/${pid}/status`]);
   const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? NaN);
   return { rssKiB: field("VmRSS"), hwmKiB: field("VmHWM") };
 }

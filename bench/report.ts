@@ -1,4 +1,5 @@
 /** Markdown rendering of the benchmark results. */
+import type { CpuUse } from "./cpu.ts";
 
 export interface Row {
   metric: string;
@@ -36,9 +37,10 @@ export interface Machine {
   command: string;
   seconds: number;
   warmup: number;
+  loadavg: string;
 }
 
-export async function machine(seconds: number, warmup: number): Promise<Machine> {
+export async function machine(seconds: number, warmup: number, loadavg: string): Promise<Machine> {
   let cpu = "unknown";
   try {
     const info = await Deno.readTextFile("/proc/cpuinfo");
@@ -52,21 +54,40 @@ export async function machine(seconds: number, warmup: number): Promise<Machine>
     command: "deno task bench" + (Deno.env.get("BENCH_SECONDS") ? ` (BENCH_SECONDS=${seconds})` : ""),
     seconds,
     warmup,
+    loadavg,
   };
 }
 
-export function document(m: Machine, rows: Row[], notes: string[]): string {
+/** Average cores used per process during each measured run (warm-up included). */
+export function cpuTable(runs: { label: string; use: CpuUse }[]): string {
+  const lines = runs.map(({ label, use }) =>
+    `| ${label} | ${use.byName.client?.toFixed(2)} | ${use.byName.gateway?.toFixed(2)} | ` +
+    `${use.byName.sim?.toFixed(2)} | ${use.other.toFixed(2)} |`
+  );
+  return [
+    "| Run | Load generator | Gateway | Simulator | Other processes |",
+    "|---|---:|---:|---:|---:|",
+    ...lines,
+  ].join("\n");
+}
+
+export function document(m: Machine, rows: Row[], notes: string[], cpu: string): string {
   return [
     "# Gateway benchmark results",
     "",
     `- Date: ${m.date}`,
     `- Machine: ${m.nproc} CPUs (${m.cpu}); load generator, simulator and gateway share them`,
     `- Runtime: ${m.deno}`,
+    `- Load average (1/5/15 min) at start → end: ${m.loadavg}`,
     `- Command: \`${m.command}\` (from the repository root)`,
     `- Load: closed-loop fetch (keep-alive) loops, ${m.warmup} s warm-up + ${m.seconds} s measured per scenario;` +
     " gateway and simulator each in their own subprocess, loopback only; billing on (every request reserves and settles).",
     "",
     table(rows),
+    "",
+    "## CPU use per run (cores; 2 available)",
+    "",
+    cpu,
     "",
     "## Notes",
     "",

@@ -1,4 +1,5 @@
 /** The HTTP scenarios: direct-to-simulator vs through-the-gateway, and 1,000 open streams. */
+import { type CpuUse, formatCpu, withCpu } from "./cpu.ts";
 import { holdStreams, type LoadResult, percentile, runLoad } from "./load.ts";
 import { memoryOf, type Proc } from "./procs.ts";
 import { ms, num, ratio, type Row } from "./report.ts";
@@ -10,6 +11,8 @@ export interface Targets {
   seconds: number;
   warmup: number;
   log: (s: string) => void;
+  /** CPU use per measured run, for the notes. */
+  cpu: { label: string; use: CpuUse }[];
 }
 
 const PATH = "/v1/chat/completions";
@@ -32,11 +35,15 @@ async function pair(t: Targets, label: string, body: string, concurrency: number
       { url: string; headers: Record<string, string> },
     ][]
   ) {
-    const r = await runLoad({ ...ep, body, concurrency, warmupSeconds: t.warmup, seconds });
+    const [r, use] = await withCpu(
+      { client: Deno.pid, gateway: t.gw.pid, sim: t.sim.pid },
+      () => runLoad({ ...ep, body, concurrency, warmupSeconds: t.warmup, seconds }),
+    );
+    t.cpu.push({ label: `${side} ${label}`, use });
     if (r.errors > 0) t.log(`  ${side} ${label}: ${r.errors} errors, first: ${r.firstError}`);
     t.log(
       `  ${side.padEnd(7)} ${label}: ${num(r.rps)} req/s, p50 ${ms(percentile(r.latency, 50))}, ` +
-        `p99 ${ms(percentile(r.latency, 99))}, ttfb p50 ${ms(percentile(r.ttfb, 50))}`,
+        `p99 ${ms(percentile(r.latency, 99))}, ttfb p50 ${ms(percentile(r.ttfb, 50))}; ${formatCpu(use)}`,
     );
     out[side] = r;
   }
@@ -183,12 +190,17 @@ export async function holdScenario(t: Targets, n = 1000): Promise<Row[]> {
   );
   let peakRss = 0;
   const body = chat(`[[sim:interval=${interval}]][[sim:words=${words}]] Keep talking slowly.`, true);
-  const r = await holdStreams(n, gateway.url, gateway.headers, body, async () => {
-    for (let i = 0; i < 15; i++) {
-      peakRss = Math.max(peakRss, (await memoryOf(t.gw.pid)).rssKiB);
-      await new Promise((res) => setTimeout(res, 100));
-    }
-  });
+  const [r, use] = await withCpu(
+    { client: Deno.pid, gateway: t.gw.pid, sim: t.sim.pid },
+    () =>
+      holdStreams(n, gateway.url, gateway.headers, body, async () => {
+        for (let i = 0; i < 15; i++) {
+          peakRss = Math.max(peakRss, (await memoryOf(t.gw.pid)).rssKiB);
+          await new Promise((res) => setTimeout(res, 100));
+        }
+      }),
+  );
+  t.cpu.push({ label: `gateway ${n} held streams`, use });
   const after = await memoryOf(t.gw.pid);
   t.log(
     `  opened ${r.opened}, peak open ${r.peakOpen}, completed ${r.completed}, errors ${r.errors}` +

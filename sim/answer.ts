@@ -3,7 +3,7 @@
  * budget truncation and the tool-call decision.
  */
 
-import { type Directives, midFault, type MidFault, hasFault } from "./directives.ts";
+import { type Directives, hasFault, type MidFault, midFault } from "./directives.ts";
 import { Words } from "./words.ts";
 
 /** The last user turn (trailing user / tool-result messages) as plain text. */

@@ -51,7 +51,10 @@ Deno.test("answer: budget truncates reasoning first, then text", () => {
 Deno.test("answer: tool choice rules", () => {
   const names = ["a", "b"];
   assert.equal(plan("q [[sim:tool]]").tool, null, "no tools offered");
-  assert.equal(plan("q [[sim:tool]]", { tools: { names, choice: "auto", webSearch: false } }).tool?.name, "a");
+  assert.equal(
+    plan("q [[sim:tool]]", { tools: { names, choice: "auto", webSearch: false } }).tool?.name,
+    "a",
+  );
   assert.equal(plan("q", { tools: { names, choice: "auto", webSearch: false } }).tool, null);
   assert.equal(plan("q", { tools: { names, choice: "any", webSearch: false } }).tool?.name, "a");
   assert.equal(plan("q", { tools: { names, choice: "named", name: "b", webSearch: false } }).tool?.name, "b");

@@ -20,7 +20,10 @@ Deno.test("chat: JSON answer, model echo, usage", () =>
     assert.equal(body.choices[0].finish_reason, "stop");
     assert.equal(body.usage.completion_tokens, 12);
     // prompt = ceil(chars of all string values / 4): "user" + the content
-    assert.equal(body.usage.prompt_tokens, Math.ceil(("user".length + "Расскажи про Deno [[sim:cached=2]]".length) / 4));
+    assert.equal(
+      body.usage.prompt_tokens,
+      Math.ceil(("user".length + "Расскажи про Deno [[sim:cached=2]]".length) / 4),
+    );
     assert.equal(body.usage.total_tokens, body.usage.prompt_tokens + 12);
     assert.equal(body.usage.prompt_tokens_details.cached_tokens, 2);
     assert.equal(body.usage.completion_tokens_details.reasoning_tokens, 0);
@@ -47,7 +50,10 @@ Deno.test("chat: stream with include_usage ends with a choices:[] usage chunk", 
     const res = await post(
       sim,
       PATH,
-      chatBody("привет [[sim:reasoning=4]] [[sim:search=3]]", { stream: true, stream_options: { include_usage: true } }),
+      chatBody("привет [[sim:reasoning=4]] [[sim:search=3]]", {
+        stream: true,
+        stream_options: { include_usage: true },
+      }),
     );
     const chunks = payloads(await readSse(res));
     const last = chunks.at(-1);
@@ -66,14 +72,19 @@ Deno.test("chat: max_completion_tokens truncates with finish_reason length", () 
     assert.equal(body.choices[0].finish_reason, "length");
     assert.equal(wordCount(body.choices[0].message.content), 4);
     assert.equal(body.usage.completion_tokens, 4);
-    const legacy = await (await post(sim, PATH, chatBody("привет [[sim:words=50]]", { max_tokens: 20 }))).json();
+    const legacy = await (await post(sim, PATH, chatBody("привет [[sim:words=50]]", { max_tokens: 20 })))
+      .json();
     assert.equal(legacy.usage.completion_tokens, 20);
     assert.equal(legacy.choices[0].finish_reason, "length");
   }));
 
 Deno.test("chat: tool call streamed in fragments, finish_reason tool_calls", () =>
   withSim(async (sim) => {
-    const res = await post(sim, PATH, chatBody("найди погоду [[sim:tool]]", { stream: true, tools: TOOL_DEFS.chat }));
+    const res = await post(
+      sim,
+      PATH,
+      chatBody("найди погоду [[sim:tool]]", { stream: true, tools: TOOL_DEFS.chat }),
+    );
     const chunks = payloads(await readSse(res));
     const frags = chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []);
     assert.equal(frags[0].id.startsWith("call_"), true);
@@ -91,18 +102,27 @@ Deno.test("chat: tool_choice required / forced / none; tool result answer", () =
     assert.equal(body.choices[0].message.tool_calls[0].function.name, "lookup");
     assert.equal(body.choices[0].message.content, null);
     assert.equal(body.usage.completion_tokens, 3);
-    body = await (await post(sim, PATH, chatBody("x", {
-      tools: two,
-      tool_choice: { type: "function", function: { name: "other" } },
-    }))).json();
+    body = await (await post(
+      sim,
+      PATH,
+      chatBody("x", {
+        tools: two,
+        tool_choice: { type: "function", function: { name: "other" } },
+      }),
+    )).json();
     assert.equal(body.choices[0].message.tool_calls[0].function.name, "other");
-    body = await (await post(sim, PATH, chatBody("x [[sim:tool]]", { tools: two, tool_choice: "none" }))).json();
+    body = await (await post(sim, PATH, chatBody("x [[sim:tool]]", { tools: two, tool_choice: "none" })))
+      .json();
     assert.equal(body.choices[0].message.tool_calls, undefined);
     body = await (await post(sim, PATH, {
       model: "m",
       messages: [
         { role: "user", content: "погода?" },
-        { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "lookup", arguments: "{}" } }] },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "call_1", type: "function", function: { name: "lookup", arguments: "{}" } }],
+        },
         { role: "tool", tool_call_id: "call_1", content: "18°C, ясно" },
       ],
       tools: two,

@@ -142,7 +142,9 @@ export function statusFault(d: Directives): number | undefined {
 
 export function midFault(d: Directives): MidFault | undefined {
   for (const f of d.faults) {
-    if (f.kind === "error_mid" || f.kind === "cut_mid" || f.kind === "stall" || f.kind === "truncated_frame") {
+    if (
+      f.kind === "error_mid" || f.kind === "cut_mid" || f.kind === "stall" || f.kind === "truncated_frame"
+    ) {
       return f.kind;
     }
   }

@@ -35,7 +35,8 @@ const MESSAGES: Record<number, string> = {
 };
 
 export function anthropicErrorType(status: number): string {
-  return ANTHROPIC_TYPES[status] ?? (status === 503 ? "overloaded_error" : status >= 500 ? "api_error" : "invalid_request_error");
+  return ANTHROPIC_TYPES[status] ??
+    (status === 503 ? "overloaded_error" : status >= 500 ? "api_error" : "invalid_request_error");
 }
 
 export function openaiErrorType(status: number): [string, string | null] {

@@ -36,7 +36,9 @@ async function readRaw(res: Response): Promise<{ text: string; failed: boolean }
 function textOf(kind: Kind, events: Sse[]): string {
   const p = payloads(events);
   if (kind === "chat") return p.map((c) => c.choices?.[0]?.delta?.content ?? "").join("");
-  if (kind === "anthropic") return p.filter((e) => e.delta?.type === "text_delta").map((e) => e.delta.text).join("");
+  if (kind === "anthropic") {
+    return p.filter((e) => e.delta?.type === "text_delta").map((e) => e.delta.text).join("");
+  }
   return p.filter((e) => e.type === "response.output_text.delta").map((e) => e.delta).join("");
 }
 
@@ -51,7 +53,12 @@ for (const { kind, path, body } of CASES) {
         const err = await res.json();
         if (kind === "anthropic") {
           assert.equal(err.type, "error");
-          const want = { 429: "rate_limit_error", 500: "api_error", 503: "overloaded_error", 529: "overloaded_error" };
+          const want = {
+            429: "rate_limit_error",
+            500: "api_error",
+            503: "overloaded_error",
+            529: "overloaded_error",
+          };
           assert.equal(err.error.type, want[code as 429]);
         } else {
           assert.equal(typeof err.error.message, "string");
@@ -72,7 +79,10 @@ for (const { kind, path, body } of CASES) {
         assert.ok(events.every((e) => e.data !== "[DONE]"));
       } else if (kind === "anthropic") {
         assert.equal(events.at(-1)!.event, "error");
-        assert.deepEqual(p.at(-1), { type: "error", error: { type: "overloaded_error", message: "Overloaded" } });
+        assert.deepEqual(p.at(-1), {
+          type: "error",
+          error: { type: "overloaded_error", message: "Overloaded" },
+        });
       } else {
         assert.equal(p.at(-2).type, "error");
         assert.equal(p.at(-2).code, "server_error");
@@ -91,7 +101,9 @@ for (const { kind, path, body } of CASES) {
       const { text, failed } = await readRaw(res);
       assert.equal(failed, true);
       assert.ok(text.includes("data: "));
-      assert.ok(!text.includes("[DONE]") && !text.includes("message_stop") && !text.includes("response.completed"));
+      assert.ok(
+        !text.includes("[DONE]") && !text.includes("message_stop") && !text.includes("response.completed"),
+      );
       const plain = await readRaw(await post(sim, path, body("x [[sim:fault=cut_mid]]")));
       assert.equal(plain.failed, true);
       assert.equal(sim.aborted, 0);
@@ -111,7 +123,9 @@ for (const { kind, path, body } of CASES) {
   Deno.test(`faults/${kind}: stall keeps the stream open until the client aborts`, () =>
     withSim(async (sim) => {
       const ac = new AbortController();
-      const res = await post(sim, path, body("x [[sim:fault=stall]]", { stream: true }), { signal: ac.signal });
+      const res = await post(sim, path, body("x [[sim:fault=stall]]", { stream: true }), {
+        signal: ac.signal,
+      });
       const reader = res.body!.getReader();
       await reader.read();
       const pending = reader.read();
@@ -136,10 +150,16 @@ for (const { kind, path, body } of CASES) {
       const nums = JSON.stringify(zero.usage).match(/\d+/g)!.map(Number);
       assert.ok(nums.length > 0 && nums.every((n) => n === 0));
 
-      const events = await readSse(await post(sim, path, body("x [[sim:fault=no_usage]]", {
-        stream: true,
-        stream_options: kind === "chat" ? { include_usage: true } : undefined,
-      })));
+      const events = await readSse(
+        await post(
+          sim,
+          path,
+          body("x [[sim:fault=no_usage]]", {
+            stream: true,
+            stream_options: kind === "chat" ? { include_usage: true } : undefined,
+          }),
+        ),
+      );
       const p = payloads(events);
       if (kind === "chat") {
         assert.ok(p.every((c) => !("usage" in c)));
@@ -149,8 +169,14 @@ for (const { kind, path, body } of CASES) {
         assert.equal(p.at(-2).usage, undefined);
         assert.equal(p.at(-1).type, "message_stop");
       } else assert.equal(p.at(-1).response.usage, null);
-      const ws = payloads(await readSse(await post(sim, path, body("x [[sim:fault=wrong_model]]", { stream: true }))));
-      const model = kind === "chat" ? ws[0].model : kind === "anthropic" ? ws[0].message.model : ws[0].response.model;
+      const ws = payloads(
+        await readSse(await post(sim, path, body("x [[sim:fault=wrong_model]]", { stream: true }))),
+      );
+      const model = kind === "chat"
+        ? ws[0].model
+        : kind === "anthropic"
+        ? ws[0].message.model
+        : ws[0].response.model;
       assert.equal(model, "sim-wrong-model");
     }));
 
@@ -169,7 +195,9 @@ for (const { kind, path, body } of CASES) {
       assert.ok(Date.now() - t0 >= 110);
       await res.body?.cancel();
       t0 = Date.now();
-      const events = await readSse(await post(sim, path, body("x [[sim:interval=15]] [[sim:words=4]]", { stream: true })));
+      const events = await readSse(
+        await post(sim, path, body("x [[sim:interval=15]] [[sim:words=4]]", { stream: true })),
+      );
       assert.ok(events.length >= 6);
       assert.ok(Date.now() - t0 >= 15 * (events.length - 1) - 5);
     }));

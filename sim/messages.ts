@@ -17,7 +17,9 @@ function tools(body: Obj): ToolOffer {
   if (Array.isArray(body.tools)) {
     for (const t of body.tools) {
       if (typeof t?.type === "string" && t.type.startsWith("web_search")) webSearch = true;
-      else if ((t?.type === undefined || t.type === "custom") && typeof t?.name === "string") names.push(t.name);
+      else if ((t?.type === undefined || t.type === "custom") && typeof t?.name === "string") {
+        names.push(t.name);
+      }
     }
   }
   const tc = body.tool_choice;
@@ -178,7 +180,10 @@ function* frames(plan: Plan, _body: Obj, state: SimState): Generator<Frame> {
   yield ev("message_stop", `{"type":"message_stop"}`);
 }
 
-const ERROR_FRAME = ev("error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`);
+const ERROR_FRAME = ev(
+  "error",
+  `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
+);
 
 export const messages: Protocol = {
   flavor: "anthropic",

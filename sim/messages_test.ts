@@ -30,7 +30,11 @@ function checkOrder(events: { event?: string; data: string }[]): any[] {
 
 Deno.test("messages: JSON answer and usage (cache reads excluded from input_tokens)", () =>
   withSim(async (sim) => {
-    const res = await post(sim, PATH, anthropicBody("Привет, Claude [[sim:cached=3]]", { system: "Будь краток" }));
+    const res = await post(
+      sim,
+      PATH,
+      anthropicBody("Привет, Claude [[sim:cached=3]]", { system: "Будь краток" }),
+    );
     assert.equal(res.status, 200);
     assert.ok(res.headers.get("request-id"));
     const body = await res.json();
@@ -40,7 +44,9 @@ Deno.test("messages: JSON answer and usage (cache reads excluded from input_toke
     assert.equal(body.stop_reason, "end_turn");
     assert.equal(body.content.length, 1);
     assert.equal(wordCount(body.content[0].text), 12);
-    const prompt = Math.ceil(("Будь краток".length + "user".length + "Привет, Claude [[sim:cached=3]]".length) / 4);
+    const prompt = Math.ceil(
+      ("Будь краток".length + "user".length + "Привет, Claude [[sim:cached=3]]".length) / 4,
+    );
     assert.equal(body.usage.input_tokens, prompt - 3);
     assert.equal(body.usage.cache_read_input_tokens, 3);
     assert.equal(body.usage.output_tokens, 12);
@@ -48,7 +54,11 @@ Deno.test("messages: JSON answer and usage (cache reads excluded from input_toke
 
 Deno.test("messages: stream follows the event grammar; usage in message_delta", () =>
   withSim(async (sim) => {
-    const res = await post(sim, PATH, anthropicBody("привет [[sim:words=7]] [[sim:reasoning=2]]", { stream: true }));
+    const res = await post(
+      sim,
+      PATH,
+      anthropicBody("привет [[sim:words=7]] [[sim:reasoning=2]]", { stream: true }),
+    );
     assert.equal(res.headers.get("content-type"), "text/event-stream; charset=utf-8");
     const p = checkOrder(await readSse(res));
     const thinkingStart = p.find((e) => e.type === "content_block_start");
@@ -65,7 +75,8 @@ Deno.test("messages: stream follows the event grammar; usage in message_delta", 
 
 Deno.test("messages: max_tokens truncation gives stop_reason max_tokens", () =>
   withSim(async (sim) => {
-    const body = await (await post(sim, PATH, anthropicBody("привет [[sim:words=40]]", { max_tokens: 6 }))).json();
+    const body = await (await post(sim, PATH, anthropicBody("привет [[sim:words=40]]", { max_tokens: 6 })))
+      .json();
     assert.equal(body.stop_reason, "max_tokens");
     assert.equal(wordCount(body.content[0].text), 6);
     assert.equal(body.usage.output_tokens, 6);
@@ -73,7 +84,11 @@ Deno.test("messages: max_tokens truncation gives stop_reason max_tokens", () =>
 
 Deno.test("messages: tool_use streamed via input_json_delta; tool_choice any/tool", () =>
   withSim(async (sim) => {
-    const res = await post(sim, PATH, anthropicBody("ищи [[sim:tool]]", { stream: true, tools: TOOL_DEFS.anthropic }));
+    const res = await post(
+      sim,
+      PATH,
+      anthropicBody("ищи [[sim:tool]]", { stream: true, tools: TOOL_DEFS.anthropic }),
+    );
     const p = checkOrder(await readSse(res));
     const start = p.find((e) => e.type === "content_block_start");
     assert.equal(start.content_block.type, "tool_use");
@@ -82,12 +97,20 @@ Deno.test("messages: tool_use streamed via input_json_delta; tool_choice any/too
     assert.ok(frags.length >= 2 && frags.length <= 3);
     assert.deepEqual(JSON.parse(frags.join("")), { query: "ищи" });
     assert.equal(p.at(-2).delta.stop_reason, "tool_use");
-    const forced = await (await post(sim, PATH, anthropicBody("x", {
-      tools: [...TOOL_DEFS.anthropic, { name: "second", input_schema: { type: "object" } }],
-      tool_choice: { type: "tool", name: "second" },
-    }))).json();
+    const forced = await (await post(
+      sim,
+      PATH,
+      anthropicBody("x", {
+        tools: [...TOOL_DEFS.anthropic, { name: "second", input_schema: { type: "object" } }],
+        tool_choice: { type: "tool", name: "second" },
+      }),
+    )).json();
     assert.equal(forced.content[0].name, "second");
-    const any = await (await post(sim, PATH, anthropicBody("x", { tools: TOOL_DEFS.anthropic, tool_choice: { type: "any" } })))
+    const any = await (await post(
+      sim,
+      PATH,
+      anthropicBody("x", { tools: TOOL_DEFS.anthropic, tool_choice: { type: "any" } }),
+    ))
       .json();
     assert.equal(any.content[0].type, "tool_use");
     assert.equal(any.stop_reason, "tool_use");
@@ -115,7 +138,13 @@ Deno.test("messages: web_search server tool blocks and server_tool_use usage", (
     const res = await post(sim, PATH, anthropicBody("новости [[sim:search=2]]", { stream: true, tools }));
     const p = checkOrder(await readSse(res));
     const kinds = p.filter((e) => e.type === "content_block_start").map((e) => e.content_block.type);
-    assert.deepEqual(kinds, ["server_tool_use", "web_search_tool_result", "server_tool_use", "web_search_tool_result", "text"]);
+    assert.deepEqual(kinds, [
+      "server_tool_use",
+      "web_search_tool_result",
+      "server_tool_use",
+      "web_search_tool_result",
+      "text",
+    ]);
     assert.deepEqual(p.at(-2).usage.server_tool_use, { web_search_requests: 2, web_fetch_requests: 0 });
     const json = await (await post(sim, PATH, anthropicBody("новости [[sim:search=1]]", { tools }))).json();
     assert.equal(json.content[1].type, "web_search_tool_result");

@@ -3,7 +3,7 @@
  * delay, pre-body faults, then the protocol's JSON or SSE body (with mid-body faults).
  */
 
-import { type Inspect, type Plan, buildPlan } from "./answer.ts";
+import { buildPlan, type Inspect, type Plan } from "./answer.ts";
 import { hasFault, scanDirectives, statusFault } from "./directives.ts";
 import { errorResponse, type Flavor, requestId } from "./errors.ts";
 import { type Frame, halves, type SimState, sleep, streamBody } from "./stream.ts";

@@ -19,7 +19,9 @@ function tools(body: Obj): ToolOffer {
   if (tc?.type === "function" && typeof tc.name === "string") {
     return { names, choice: "named", name: tc.name, webSearch: false };
   }
-  if (tc?.type === "allowed_tools" && tc.mode === "required") return { names, choice: "any", webSearch: false };
+  if (tc?.type === "allowed_tools" && tc.mode === "required") {
+    return { names, choice: "any", webSearch: false };
+  }
   return { names, choice: "auto", webSearch: false };
 }
 

@@ -38,7 +38,12 @@ export function planItems(plan: Plan, body: Obj, state: SimState): OutputItems {
     };
   }
   if (plan.tool) {
-    items.call = { id: newId(state, "fc_"), callId: newId(state, "call_"), name: plan.tool.name, args: plan.tool.args };
+    items.call = {
+      id: newId(state, "fc_"),
+      callId: newId(state, "call_"),
+      name: plan.tool.name,
+      args: plan.tool.args,
+    };
   } else if (plan.textTokens > 0) {
     items.message = { id: newId(state, "msg_"), text: plan.text.slice(0, plan.textTokens) };
   }

@@ -2,14 +2,7 @@
 
 import { pieces, type Plan } from "./answer.ts";
 import type { Frames } from "./pipeline.ts";
-import {
-  baseResponse,
-  callItem,
-  finish,
-  messageItem,
-  planItems,
-  reasoningItem,
-} from "./responses_items.ts";
+import { baseResponse, callItem, finish, messageItem, planItems, reasoningItem } from "./responses_items.ts";
 import { CHECKPOINT, FINAL, type Frame, type SimState } from "./stream.ts";
 
 type Obj = Record<string, any>;
@@ -78,7 +71,10 @@ export function responseFrames(plan: Plan, body: Obj, state: SimState): Frames {
         "response.function_call_arguments.done",
         `${at},"arguments":${JSON.stringify(c.args)},"name":${JSON.stringify(c.name)}`,
       );
-      yield evObj("response.output_item.done", { output_index: oi++, item: callItem(c, "completed", c.args) });
+      yield evObj("response.output_item.done", {
+        output_index: oi++,
+        item: callItem(c, "completed", c.args),
+      });
     }
     yield FINAL;
     const type = items.status === "incomplete" ? "response.incomplete" : "response.completed";
@@ -94,9 +90,12 @@ export function responseFrames(plan: Plan, body: Obj, state: SimState): Frames {
       output: [],
       usage: null,
     };
-    return ev("error", `"code":"server_error","message":${JSON.stringify(ERROR_MESSAGE)},"param":null,"error":${
-      JSON.stringify(error)
-    }`) + evObj("response.failed", { response: failed });
+    return ev(
+      "error",
+      `"code":"server_error","message":${JSON.stringify(ERROR_MESSAGE)},"param":null,"error":${
+        JSON.stringify(error)
+      }`,
+    ) + evObj("response.failed", { response: failed });
   };
 
   return { frames: gen(), errorFrames };

@@ -19,7 +19,11 @@ function checkLifecycle(events: { event?: string; data: string }[], terminal: st
 
 Deno.test("responses: JSON answer and usage", () =>
   withSim(async (sim) => {
-    const res = await post(sim, PATH, responsesBody("Привет, мир [[sim:cached=1]]", { instructions: "Кратко" }));
+    const res = await post(
+      sim,
+      PATH,
+      responsesBody("Привет, мир [[sim:cached=1]]", { instructions: "Кратко" }),
+    );
     assert.equal(res.status, 200);
     const body = await res.json();
     assert.equal(body.object, "response");
@@ -89,17 +93,26 @@ Deno.test("responses: max_output_tokens gives status incomplete", () =>
 
 Deno.test("responses: function_call item, status completed; function_call_output answer", () =>
   withSim(async (sim) => {
-    const res = await post(sim, PATH, responsesBody("ищи [[sim:tool]]", { stream: true, tools: TOOL_DEFS.responses }));
+    const res = await post(
+      sim,
+      PATH,
+      responsesBody("ищи [[sim:tool]]", { stream: true, tools: TOOL_DEFS.responses }),
+    );
     const p = checkLifecycle(await readSse(res), "response.completed");
     const item = p.find((e) => e.type === "response.output_item.added").item;
     assert.equal(item.type, "function_call");
     assert.equal(item.arguments, "");
-    const args = p.filter((e) => e.type === "response.function_call_arguments.delta").map((e) => e.delta).join("");
+    const args = p.filter((e) => e.type === "response.function_call_arguments.delta").map((e) => e.delta)
+      .join("");
     assert.deepEqual(JSON.parse(args), { query: "ищи" });
     assert.equal(p.find((e) => e.type === "response.function_call_arguments.done").arguments, args);
     assert.equal(p.at(-1).response.status, "completed");
     assert.equal(p.at(-1).response.output[0].type, "function_call");
-    const forced = await (await post(sim, PATH, responsesBody("x", { tools: TOOL_DEFS.responses, tool_choice: "required" })))
+    const forced = await (await post(
+      sim,
+      PATH,
+      responsesBody("x", { tools: TOOL_DEFS.responses, tool_choice: "required" }),
+    ))
       .json();
     assert.equal(forced.output[0].name, "lookup");
     const after = await (await post(sim, PATH, {
@@ -127,7 +140,10 @@ Deno.test("responses: errors use the OpenAI error shape", () =>
 Deno.test("responses: the official openai SDK reads the stream", () =>
   withSim(async (sim) => {
     const client = new OpenAI({ apiKey: "sk-test", baseURL: sim.url + "/v1", maxRetries: 0 });
-    const stream = client.responses.stream({ model: "gpt-sim", input: "Привет [[sim:words=25]] [[sim:reasoning]]" });
+    const stream = client.responses.stream({
+      model: "gpt-sim",
+      input: "Привет [[sim:words=25]] [[sim:reasoning]]",
+    });
     const final = await stream.finalResponse();
     assert.equal(wordCount(final.output_text), 25);
     assert.equal(final.usage?.output_tokens, 33);

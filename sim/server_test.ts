@@ -1,6 +1,16 @@
 import assert from "node:assert/strict";
 import { MAX_RECORDED, startSimulator } from "./server.ts";
-import { anthropicBody, chatBody, payloads, post, readSse, responsesBody, waitFor, withSim, wordCount } from "./test_util.ts";
+import {
+  anthropicBody,
+  chatBody,
+  payloads,
+  post,
+  readSse,
+  responsesBody,
+  waitFor,
+  withSim,
+  wordCount,
+} from "./test_util.ts";
 
 Deno.test("server: records requests; GET and DELETE /__sim/requests", () =>
   withSim(async (sim) => {
@@ -32,9 +42,14 @@ Deno.test("server: keeps only the last 1000 requests", () =>
 Deno.test("server: client abort mid-stream increments aborted and releases active", () =>
   withSim(async (sim) => {
     const ac = new AbortController();
-    const res = await post(sim, "/v1/messages", anthropicBody("x [[sim:words=1000]] [[sim:interval=5]]", { stream: true }), {
-      signal: ac.signal,
-    });
+    const res = await post(
+      sim,
+      "/v1/messages",
+      anthropicBody("x [[sim:words=1000]] [[sim:interval=5]]", { stream: true }),
+      {
+        signal: ac.signal,
+      },
+    );
     const reader = res.body!.getReader();
     await reader.read();
     await reader.read();

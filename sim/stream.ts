@@ -155,7 +155,7 @@ export function streamBody(state: SimState, spec: BodySpec): Response {
         return end(buf + (spec.errorFrames?.() ?? ""));
       case "truncated_frame": {
         const f = next();
-        return end(buf + (typeof f === "string" ? truncate(f) : "data: {\"trunc"));
+        return end(buf + (typeof f === "string" ? truncate(f) : 'data: {"trunc'));
       }
       case "cut_mid":
         // The declared content-length is never reached: closing now makes the client see a

@@ -51,7 +51,10 @@ async function messageChecks(client: Anthropic, model: string, where: string) {
   assert.equal(types[0], "message_start", `${where}: ${types}`);
   assert.equal(types.at(-1), "message_stop", `${where}: ${types}`);
   assert.equal(types.at(-2), "message_delta", `${where}: ${types}`);
-  assert.ok(types.includes("content_block_start") && types.includes("content_block_stop"), `${where}: ${types}`);
+  assert.ok(
+    types.includes("content_block_start") && types.includes("content_block_stop"),
+    `${where}: ${types}`,
+  );
   let text = "";
   for (const e of events) {
     if (e.type === "content_block_delta" && e.delta.type === "text_delta") text += e.delta.text;
@@ -67,7 +70,8 @@ async function messageChecks(client: Anthropic, model: string, where: string) {
 }
 
 async function countChecks(client: Anthropic, model: string, where: string, estimatedHeader: boolean) {
-  const { data, response } = await client.messages.countTokens({ model, messages: user(PROMPT) }).withResponse();
+  const { data, response } = await client.messages.countTokens({ model, messages: user(PROMPT) })
+    .withResponse();
   assertPositiveInt(data.input_tokens, `${where} count_tokens`);
   if (estimatedHeader) {
     assert.equal(response.headers.get("x-relay-usage-source"), "estimated", `${where}: §4.7 header`);

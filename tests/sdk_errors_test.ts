@@ -10,6 +10,7 @@ import { anthropicClient, FAMILY_MODELS, openaiClient, rejection } from "./sdk_u
 
 type Cls = abstract new (...args: any[]) => Error;
 const user = (content: string) => [{ role: "user" as const, content }];
+const MID = "Привет [[sim:fault=error_mid]] [[sim:words=20]]";
 
 /** The code a mid-stream `[[sim:fault=error_mid]]` surfaces as (see stream_faults_test.ts). */
 const IN_STREAM_CODE: Record<string, string> = {
@@ -30,10 +31,15 @@ const UPSTREAM_503_CODE: Record<string, string> = {
 
 /**
  * openai-node: class, status, `err.code` / `err.error.code`, the request id in the body and the
- * `request-id` header; `err.requestID` (read from x-request-id) must match it for family alpha
- * (§2.5: alpha on Chat Completions and Responses also sends x-request-id).
+ * `request-id` header; `err.requestID` (read from x-request-id) matches it where it is sent.
  */
-function checkOpenAI(err: any, cls: Cls, status: number | undefined, code: string, where: string, alpha: boolean) {
+function checkOpenAI(
+  err: any,
+  cls: Cls,
+  status: number | undefined,
+  code: string,
+  where: string,
+) {
   const w = `${where}: ${err?.constructor?.name} ${err?.message} ${JSON.stringify(err?.error)}`;
   assert.ok((err as unknown) instanceof cls, w);
   assert.equal(err.status, status, w);
@@ -43,8 +49,7 @@ function checkOpenAI(err: any, cls: Cls, status: number | undefined, code: strin
   assert.match(String(rid), /^req_/, w);
   assert.equal(err.error?.request_id, rid, w);
   assert.ok(String(err.message).includes(`[${code} · ${rid}]`), w);
-  if (alpha) assert.equal(err.requestID, rid, `${w}: requestID (x-request-id)`);
-  else if (err.requestID != null) assert.equal(err.requestID, rid, `${w}: requestID`);
+  if (err.requestID != null) assert.equal(err.requestID, rid, `${w}: requestID`);
 }
 
 /** @anthropic-ai/sdk: class, status, `err.error.error.code`, `err.requestID` = request-id = body ids. */
@@ -77,10 +82,10 @@ Deno.test("SDK error classes, statuses, codes and request ids", async (t) => {
       for (const model of Object.values(FAMILY_MODELS)) {
         const where = `invalid key ${model}`;
         let e = await rejection(o.chat.completions.create({ model, messages: user("x") }), where);
-        checkOpenAI(e, OpenAI.AuthenticationError, 401, "invalid_api_key", `${where} chat`, false);
+        checkOpenAI(e, OpenAI.AuthenticationError, 401, "invalid_api_key", `${where} chat`);
         assert.equal(e.type, "authentication_error", where);
         e = await rejection(o.responses.create({ model, input: "x" }), where);
-        checkOpenAI(e, OpenAI.AuthenticationError, 401, "invalid_api_key", `${where} responses`, false);
+        checkOpenAI(e, OpenAI.AuthenticationError, 401, "invalid_api_key", `${where} responses`);
         e = await rejection(a.messages.create({ model, max_tokens: 10, messages: user("x") }), where);
         checkAnthropic(e, Anthropic.AuthenticationError, 401, "invalid_api_key", `${where} messages`);
         assert.equal(e.type, "authentication_error", where);
@@ -92,58 +97,96 @@ Deno.test("SDK error classes, statuses, codes and request ids", async (t) => {
     await t.step("unknown model → 404 model_not_found", async () => {
       const model = "no-such-model-1";
       let e = await rejection(oa.chat.completions.create({ model, messages: user("x") }), "chat");
-      checkOpenAI(e, OpenAI.NotFoundError, 404, "model_not_found", "chat", false);
+      checkOpenAI(e, OpenAI.NotFoundError, 404, "model_not_found", "chat");
       assert.equal(e.param, "model");
       e = await rejection(oa.responses.create({ model, input: "x", stream: true }), "responses");
-      checkOpenAI(e, OpenAI.NotFoundError, 404, "model_not_found", "responses", false);
+      checkOpenAI(e, OpenAI.NotFoundError, 404, "model_not_found", "responses");
       e = await rejection(an.messages.create({ model, max_tokens: 10, messages: user("x") }), "messages");
       checkAnthropic(e, Anthropic.NotFoundError, 404, "model_not_found", "messages");
       // A non-theta model under /theta/v1.
       const theta = openaiClient(gw, k.key, "/theta");
       e = await rejection(theta.chat.completions.create({ model: "k3", messages: user("x") }), "/theta k3");
-      checkOpenAI(e, OpenAI.NotFoundError, 404, "model_not_found", "/theta k3", false);
+      checkOpenAI(e, OpenAI.NotFoundError, 404, "model_not_found", "/theta k3");
     });
 
     await t.step("zero balance → 402 insufficient_credit", async () => {
       const o = openaiClient(gw, broke.key);
       const a = anthropicClient(gw, broke.key);
-      for (const [family, model] of Object.entries(FAMILY_MODELS)) {
+      for (const model of Object.values(FAMILY_MODELS)) {
         const where = `402 ${model}`;
         let e = await rejection(o.chat.completions.create({ model, messages: user("x") }), where);
-        checkOpenAI(e, OpenAI.APIError, 402, "insufficient_credit", `${where} chat`, family === "alpha");
+        checkOpenAI(e, OpenAI.APIError, 402, "insufficient_credit", `${where} chat`);
         assert.equal(e.type, "billing_error", where);
         e = await rejection(o.responses.create({ model, input: "x" }), where);
-        checkOpenAI(e, OpenAI.APIError, 402, "insufficient_credit", `${where} responses`, family === "alpha");
+        checkOpenAI(e, OpenAI.APIError, 402, "insufficient_credit", `${where} responses`);
         e = await rejection(a.messages.create({ model, max_tokens: 10, messages: user("x") }), where);
         checkAnthropic(e, Anthropic.PaymentRequiredError, 402, "insufficient_credit", `${where} messages`);
       }
     });
 
-    await t.step("bad request → 400", async () => {
-      let e = await rejection(oa.chat.completions.create({ model: "k3", messages: [] }), "chat []");
-      checkOpenAI(e, OpenAI.BadRequestError, 400, e?.code, "chat []", false);
-      assert.equal(e.type, "invalid_request_error");
-      assert.equal(e.param, "messages");
-      e = await rejection(an.messages.create({ model: "beta-haiku-4-5", max_tokens: 10, messages: [] }), "msgs []");
-      checkAnthropic(e, Anthropic.BadRequestError, 400, e?.error?.error?.code, "messages []");
-      assert.equal(e.error.error.param, "messages");
+    await t.step("bad request (empty messages / input) → 400", async () => {
+      for (const model of Object.values(FAMILY_MODELS)) {
+        const where = `${model} empty`;
+        let e = await rejection(oa.chat.completions.create({ model, messages: [] }), `${where} chat`);
+        assert.equal(typeof e?.code, "string", `${where} chat: ${e}`);
+        checkOpenAI(e, OpenAI.BadRequestError, 400, e.code, `${where} chat`);
+        assert.equal(e.type, "invalid_request_error", where);
+        assert.equal(e.param, "messages", where);
+        e = await rejection(oa.responses.create({ model, input: [] }), `${where} responses`);
+        assert.equal(typeof e?.code, "string", `${where} responses: ${e}`);
+        checkOpenAI(e, OpenAI.BadRequestError, 400, e.code, `${where} responses`);
+        e = await rejection(an.messages.create({ model, max_tokens: 10, messages: [] }), `${where} messages`);
+        assert.equal(typeof e?.error?.error?.code, "string", `${where} messages: ${e}`);
+        checkAnthropic(e, Anthropic.BadRequestError, 400, e.error.error.code, `${where} messages`);
+        assert.equal(e.error.error.param, "messages", where);
+      }
     });
+
+    await t.step(
+      "alpha: err.requestID (x-request-id) equals request-id on Chat/Responses errors (§2.5)",
+      async () => {
+        const o = openaiClient(gw, broke.key);
+        const cases: [string, () => Promise<unknown>][] = [
+          ["402 chat", () => o.chat.completions.create({ model: "k3", messages: user("x") })],
+          ["402 responses", () => o.responses.create({ model: "k3", input: "x" })],
+          [
+            "503 chat",
+            () => oa.chat.completions.create({ model: "k3", messages: user("x [[sim:fault=status:503]]") }),
+          ],
+          ["503 responses", () => oa.responses.create({ model: "k3", input: "x [[sim:fault=status:503]]" })],
+          ["error_mid chat", async () => {
+            const s = await oa.chat.completions.create({ model: "k3", messages: user(MID), stream: true });
+            for await (const _ of s) { /* drain */ }
+          }],
+        ];
+        const failures: string[] = [];
+        for (const [name, call] of cases) {
+          const e = await rejection(call, name);
+          const rid = e?.headers?.get("request-id");
+          assert.match(String(rid), /^req_/, name);
+          if (e.requestID !== rid) {
+            failures.push(`${name}: requestID=${e.requestID} request-id=${rid} (${e.status})`);
+          }
+        }
+        assert.deepEqual(failures, []);
+      },
+    );
 
     for (const [family, model] of Object.entries(FAMILY_MODELS)) {
       await t.step(`${family} (${model}): error_mid in a stream → the SDK iteration throws`, async () => {
         const code = IN_STREAM_CODE[family]!;
-        const text = "Привет [[sim:fault=error_mid]] [[sim:words=20]]";
+        const text = MID;
         const chat = await oa.chat.completions.create({ model, messages: user(text), stream: true });
         let e = await rejection(async () => {
           for await (const _ of chat) { /* drain */ }
         }, `${model} chat stream`);
-        checkOpenAI(e, OpenAI.APIError, undefined, code, `${model} chat stream`, family === "alpha");
+        checkOpenAI(e, OpenAI.APIError, undefined, code, `${model} chat stream`);
 
         const resp = await oa.responses.create({ model, input: text, stream: true });
         e = await rejection(async () => {
           for await (const _ of resp) { /* drain */ }
         }, `${model} responses stream`);
-        checkOpenAI(e, OpenAI.APIError, undefined, code, `${model} responses stream`, family === "alpha");
+        checkOpenAI(e, OpenAI.APIError, undefined, code, `${model} responses stream`);
 
         const raw = await an.messages.create({ model, max_tokens: 200, messages: user(text), stream: true });
         e = await rejection(async () => {
@@ -160,16 +203,18 @@ Deno.test("SDK error classes, statuses, codes and request ids", async (t) => {
 
       await t.step(`${family} (${model}): upstream 503 → our family code`, async () => {
         const code = UPSTREAM_503_CODE[family]!;
-        const alpha = family === "alpha";
         const text = "x [[sim:fault=status:503]]";
         for (const stream of [false, true]) {
           const where = `${model} 503 stream=${stream}`;
           let e = await rejection(oa.chat.completions.create({ model, messages: user(text), stream }), where);
-          checkOpenAI(e, OpenAI.InternalServerError, 503, code, `${where} chat`, alpha);
+          checkOpenAI(e, OpenAI.InternalServerError, 503, code, `${where} chat`);
           assert.equal(e.type, "api_error", where);
           e = await rejection(oa.responses.create({ model, input: text, stream }), where);
-          checkOpenAI(e, OpenAI.InternalServerError, 503, code, `${where} responses`, alpha);
-          e = await rejection(an.messages.create({ model, max_tokens: 10, messages: user(text), stream }), where);
+          checkOpenAI(e, OpenAI.InternalServerError, 503, code, `${where} responses`);
+          e = await rejection(
+            an.messages.create({ model, max_tokens: 10, messages: user(text), stream }),
+            where,
+          );
           checkAnthropic(e, Anthropic.ServiceUnavailableError, 503, code, `${where} messages`);
         }
       });

@@ -163,8 +163,14 @@ Deno.test("openai SDK: chat completions, responses and tool calls for every fami
     const k = await gw.newKey("50.00");
     const client = openaiClient(gw, k.key);
     for (const [family, model] of Object.entries(FAMILY_MODELS)) {
-      await t.step(`${family} (${model}) chat.completions`, () => chatChecks(client, model, `${family} chat`));
-      await t.step(`${family} (${model}) responses`, () => responsesChecks(client, model, `${family} responses`));
+      await t.step(
+        `${family} (${model}) chat.completions`,
+        () => chatChecks(client, model, `${family} chat`),
+      );
+      await t.step(
+        `${family} (${model}) responses`,
+        () => responsesChecks(client, model, `${family} responses`),
+      );
       await t.step(`${family} (${model}) tool calls`, () => toolChecks(client, model, `${family} tools`));
     }
     await t.step("theta under baseURL /theta/v1", async () => {

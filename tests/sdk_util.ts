@@ -76,10 +76,11 @@ export const TOOL_PROMPT = "Какая погода в Москве? [[sim:tool]
 
 /** Awaits `p` and returns what it threw (fails if it resolved). */
 export async function rejection(p: Promise<unknown> | (() => Promise<unknown>), where: string): Promise<any> {
+  let value: unknown;
   try {
-    await (typeof p === "function" ? p() : p);
+    value = await (typeof p === "function" ? p() : p);
   } catch (e) {
     return e;
   }
-  assert.fail(`${where}: expected an error, got success`);
+  assert.fail(`${where}: expected an error, got success: ${JSON.stringify(value)?.slice(0, 400)}`);
 }

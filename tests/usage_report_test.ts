@@ -76,7 +76,10 @@ Deno.test("usage: rows per request newest first; rows = summary = spent_usd; fil
     assert.equal(summary.json.object, "list");
     const groups = summary.json.data as any[];
     assert.equal(groups.reduce((s, g) => s + g.requests, 0), N);
-    assert.deepEqual(new Set(groups.map((g) => `${g.family}/${g.model}`)), new Set(["alpha/k3", "theta/theta3.7-plus"]));
+    assert.deepEqual(
+      new Set(groups.map((g) => `${g.family}/${g.model}`)),
+      new Set(["alpha/k3", "theta/theta3.7-plus"]),
+    );
     for (const g of groups) assert.match(g.date, /^\d{4}-\d{2}-\d{2}$/);
     const spent = (await t.admin("GET", `/admin/keys/${a.id}`)).json.spent_usd;
     const charged = sumUsd(rows.map((r) => r.charged_usd));
@@ -103,11 +106,17 @@ Deno.test("usage: rows per request newest first; rows = summary = spent_usd; fil
 
     // Filters.
     const theta = await get(t, a.key, "/v1/usage/requests?family=theta");
-    assert.deepEqual(theta.json.data.map((r: any) => r.request_id), newestFirst.filter((_, i) => (N - 1 - i) % 3 === 2));
+    assert.deepEqual(
+      theta.json.data.map((r: any) => r.request_id),
+      newestFirst.filter((_, i) => (N - 1 - i) % 3 === 2),
+    );
     const alphaSum = await get(t, a.key, "/v1/usage?family=alpha");
     assert.deepEqual(alphaSum.json.data.map((g: any) => [g.family, g.requests]), [["alpha", 4]]);
     const byEndpoint = await get(t, a.key, "/v1/usage/requests?endpoint=/theta/v1/chat/completions");
-    assert.deepEqual(byEndpoint.json.data.map((r: any) => r.request_id), theta.json.data.map((r: any) => r.request_id));
+    assert.deepEqual(
+      byEndpoint.json.data.map((r: any) => r.request_id),
+      theta.json.data.map((r: any) => r.request_id),
+    );
     const today = new Date().toISOString().slice(0, 10);
     const dated = await get(t, a.key, `/v1/usage?start=${today}&end=${today}`);
     assert.equal(dated.json.total_cost_usd, summary.json.total_cost_usd);
@@ -141,16 +150,18 @@ Deno.test("usage: tampered, foreign, re-filtered and malformed cursors are 400 i
     const at = Math.floor(cursor.length / 2);
     const flipped = cursor.slice(0, at) + (cursor[at] === "A" ? "B" : "A") + cursor.slice(at + 1);
     const enc = encodeURIComponent;
-    for (const [key, query] of [
-      [a.key, `cursor=${enc(flipped)}`],
-      [a.key, `cursor=${enc(cursor.slice(0, -1) + (cursor.endsWith("A") ? "B" : "A"))}`],
-      [a.key, `cursor=${enc(cursor)}&family=alpha`],
-      [a.key, `cursor=${enc(cursor)}&endpoint=/v1/chat/completions`],
-      [b.key, `cursor=${enc(cursor)}`],
-      [a.key, "cursor=not-a-cursor"],
-      [a.key, "cursor="],
-      [a.key, `cursor=${enc(cursor + "." + cursor)}`],
-    ] as const) {
+    for (
+      const [key, query] of [
+        [a.key, `cursor=${enc(flipped)}`],
+        [a.key, `cursor=${enc(cursor.slice(0, -1) + (cursor.endsWith("A") ? "B" : "A"))}`],
+        [a.key, `cursor=${enc(cursor)}&family=alpha`],
+        [a.key, `cursor=${enc(cursor)}&endpoint=/v1/chat/completions`],
+        [b.key, `cursor=${enc(cursor)}`],
+        [a.key, "cursor=not-a-cursor"],
+        [a.key, "cursor="],
+        [a.key, `cursor=${enc(cursor + "." + cursor)}`],
+      ] as const
+    ) {
       assertDetailError(await get(t, key, `/v1/usage/requests?${query}`), 400, "invalid_cursor", "cursor");
     }
     const ok = await get(t, a.key, `/v1/usage/requests?limit=1&cursor=${enc(cursor)}`);

@@ -108,7 +108,13 @@ export function clientStream(opts: StreamOptions): ReadableStream<Uint8Array> {
 
   const finishText = (): { text: string; error?: GatewayError } => {
     let text = "";
-    if (opts.mode.kind === "translate") {
+    if (opts.mode.kind === "relay") {
+      text = opts.mode.relay.end();
+      for (const ev of opts.mode.relay.events()) {
+        const error = observe(ev);
+        if (error) return { text: "", error };
+      }
+    } else {
       for (const ev of opts.mode.decoder.end()) {
         const error = observe(ev);
         if (error) return { text, error };

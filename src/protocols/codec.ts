@@ -60,6 +60,8 @@ export interface Relay {
   push(frame: SseFrame): string;
   /** Internal events decoded from the frames pushed since the last call (usage tap, finish, errors). */
   events(): IREvent[];
+  /** The upstream body ended: text the client still needs (e.g. a `[DONE]` the upstream omitted), or "". */
+  end(): string;
   /** Error frame(s), consistent with what was relayed so far (e.g. Responses sequence numbers). */
   error(err: ErrorObject): string;
 }

@@ -56,7 +56,9 @@ export class KvStore implements Store {
       rows.push(e.value);
       cursors.push(iter.cursor);
     }
-    return rows.length === opts.limit && iter.cursor ? { rows, cursors, next: iter.cursor } : { rows, cursors };
+    return rows.length === opts.limit && iter.cursor
+      ? { rows, cursors, next: iter.cursor }
+      : { rows, cursors };
   }
 
   close(): void {

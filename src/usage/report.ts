@@ -22,7 +22,10 @@ export async function* scanRows(
 ): AsyncGenerator<{ row: UsageRow; cursor: string }> {
   let pos = after;
   while (true) {
-    const page = await store.listUsage(keyId, pos === null ? { limit: SCAN_CHUNK } : { limit: SCAN_CHUNK, after: pos });
+    const page = await store.listUsage(
+      keyId,
+      pos === null ? { limit: SCAN_CHUNK } : { limit: SCAN_CHUNK, after: pos },
+    );
     for (let i = 0; i < page.rows.length; i++) {
       const row = page.rows[i]!;
       if (q.fromMs !== null && row.createdAt < q.fromMs) return;
@@ -84,7 +87,9 @@ export async function usageSummary(store: Store, keyId: string, q: UsageQuery) {
     total += row.charged;
   }
   const data = [...groups.values()]
-    .sort((a, b) => a.date < b.date ? 1 : a.date > b.date ? -1 : a.model < b.model ? -1 : a.model > b.model ? 1 : 0)
+    .sort((a, b) =>
+      a.date < b.date ? 1 : a.date > b.date ? -1 : a.model < b.model ? -1 : a.model > b.model ? 1 : 0
+    )
     .map(({ cost, ...g }) => ({ ...g, cost_usd: formatUsd(cost) }));
   return { object: "list" as const, data, total_cost_usd: formatUsd(total) };
 }

@@ -73,6 +73,11 @@ export class AnthropicRelay implements Relay {
   error(err: ErrorObject): string {
     return errorFrame(err);
   }
+
+  /** Anthropic streams end with message_stop; nothing is owed when the body ends. */
+  end(): string {
+    return "";
+  }
 }
 
 export function createRelay(ctx: EncodeContext): Relay {

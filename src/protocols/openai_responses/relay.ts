@@ -74,6 +74,11 @@ class ResponsesRelay implements Relay {
     return out;
   }
 
+  /** Responses streams end with their terminal event; nothing is owed when the body ends. */
+  end(): string {
+    return "";
+  }
+
   error(err: ErrorObject): string {
     if (this.terminated) return "";
     this.terminated = true;

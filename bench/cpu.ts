@@ -1,0 +1,70 @@
+/**
+ * CPU accounting from /proc (Linux): who used the cores during a scenario — the load generator,
+ * the gateway, the simulator, and everything else on the machine (other jobs skew the figures).
+ * /proc is read through `cat` because Deno requires --allow-all for /proc/<pid> reads.
+ */
+
+const CLK_TCK = 100;
+
+interface Snapshot {
+  at: number;
+  /** Non-idle jiffies of the whole machine. */
+  busy: number;
+  /** utime+stime jiffies per pid. */
+  pids: Map<number, number>;
+}
+
+/** Text of /proc files, concatenated (one `cat`). */
+export async function catProc(paths: string[]): Promise<string> {
+  const out = await new Deno.Command("cat", { args: paths, stdout: "piped", stderr: "null" }).output();
+  return new TextDecoder().decode(out.stdout);
+}
+
+async function snapshot(pids: number[]): Promise<Snapshot> {
+  const text = await catProc(["/proc/stat", ...pids.map((p) => `/proc/${p}/stat`)]);
+  const at = performance.now();
+  let busy = 0;
+  const map = new Map<number, number>();
+  for (const line of text.split("\n")) {
+    if (line.startsWith("cpu ")) {
+      const f = line.trim().split(/\s+/).slice(1).map(Number);
+      const total = f.slice(0, 8).reduce((a, b) => a + b, 0); // user..steal
+      busy = total - (f[3] ?? 0) - (f[4] ?? 0); // minus idle, iowait
+    } else if (/^\d+ \(/.test(line)) {
+      const pid = Number(line.slice(0, line.indexOf(" ")));
+      const f = line.slice(line.lastIndexOf(") ") + 2).split(" ");
+      map.set(pid, Number(f[11]) + Number(f[12])); // utime, stime (fields 14, 15)
+    }
+  }
+  return { at, busy, pids: map };
+}
+
+export interface CpuUse {
+  /** Cores used (1.0 = one core fully busy) per named process. */
+  byName: Record<string, number>;
+  /** Cores used by all other processes on the machine. */
+  other: number;
+}
+
+/** Runs `fn` and reports the average cores each named process (and the rest) used meanwhile. */
+export async function withCpu<T>(named: Record<string, number>, fn: () => Promise<T>): Promise<[T, CpuUse]> {
+  const pids = Object.values(named);
+  const a = await snapshot(pids);
+  const value = await fn();
+  const b = await snapshot(pids);
+  const secs = (b.at - a.at) / 1000;
+  const cores = (j: number) => j / CLK_TCK / secs;
+  const byName: Record<string, number> = {};
+  let ours = 0;
+  for (const [name, pid] of Object.entries(named)) {
+    const d = (b.pids.get(pid) ?? 0) - (a.pids.get(pid) ?? 0);
+    ours += d;
+    byName[name] = cores(d);
+  }
+  return [value, { byName, other: Math.max(0, cores(b.busy - a.busy - ours)) }];
+}
+
+export function formatCpu(u: CpuUse): string {
+  const parts = Object.entries(u.byName).map(([n, c]) => `${n} ${c.toFixed(2)}`);
+  return `CPU cores: ${parts.join(", ")}, other processes ${u.other.toFixed(2)}`;
+}

@@ -13,6 +13,10 @@ export interface Sample {
 
 export interface LoadResult {
   requests: number;
+  /** Every request that completed, warm-up and stragglers included (for CPU per request). */
+  completed: number;
+  /** Wall time of the whole run, warm-up included, ms. */
+  wallMs: number;
   errors: number;
   seconds: number;
   rps: number;
@@ -66,6 +70,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   const ttfbs: number[] = [];
   let bytes = 0;
   let errors = 0;
+  let completed = 0;
   let firstError: string | undefined;
   const loop = async () => {
     for (;;) {
@@ -73,6 +78,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
       if (t0 >= end) return;
       try {
         const s = await timedRequest(o.url, o.headers, o.body);
+        completed++;
         // Count a request in the window it was started in and finished by the end.
         if (t0 >= measureFrom && t0 + s.total <= end) {
           totals.push(s.total);
@@ -89,6 +95,8 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   await Promise.all(Array.from({ length: o.concurrency }, loop));
   return {
     requests: totals.length,
+    completed,
+    wallMs: performance.now() - start,
     errors,
     seconds: o.seconds,
     rps: totals.length / o.seconds,

@@ -28,7 +28,7 @@ function endpoints(t: Targets) {
 }
 
 async function pair(t: Targets, label: string, body: string, concurrency: number, seconds = t.seconds) {
-  const out: Record<"direct" | "gateway", LoadResult> = {} as never;
+  const out: Record<"direct" | "gateway", LoadResult & { cpu: CpuUse }> = {} as never;
   for (
     const [side, ep] of Object.entries(endpoints(t)) as [
       keyof typeof out,
@@ -45,10 +45,14 @@ async function pair(t: Targets, label: string, body: string, concurrency: number
       `  ${side.padEnd(7)} ${label}: ${num(r.rps)} req/s, p50 ${ms(percentile(r.latency, 50))}, ` +
         `p99 ${ms(percentile(r.latency, 99))}, ttfb p50 ${ms(percentile(r.ttfb, 50))}; ${formatCpu(use)}`,
     );
-    out[side] = r;
+    out[side] = { ...r, cpu: use };
   }
   return out;
 }
+
+/** CPU milliseconds a process spent per completed request. */
+const cpuMs = (r: LoadResult & { cpu: CpuUse }, name: string) =>
+  (r.cpu.byName[name] ?? NaN) * r.wallMs / Math.max(1, r.completed);
 
 const errNote = (r: LoadResult) => r.errors > 0 ? ` (${r.errors} errors)` : "";
 
@@ -120,6 +124,20 @@ export async function httpScenarios(t: Targets): Promise<Row[]> {
     },
   );
 
+  const gwCpu = cpuMs(c32.gateway, "gateway");
+  rows.push(
+    {
+      metric: "Non-stream c=32: CPU per request (gateway process / simulator process)",
+      direct: `sim ${ms(cpuMs(c32.direct, "sim"))}`,
+      gateway: `gw ${ms(gwCpu)} (+ sim ${ms(cpuMs(c32.gateway, "sim"))})`,
+    },
+    {
+      metric: "Implied gateway capacity with one dedicated core (1000 / CPU ms per request)",
+      gateway: `${num(1000 / gwCpu)} req/s`,
+      target: "informational (contention-free estimate)",
+    },
+  );
+
   t.log("streaming TTFB, c=1 (50 words)");
   const s1 = await pair(t, "stream c=1", chat("[[sim:words=50]] Tell me a story.", true), 1);
   const tt = (r: LoadResult, q: number) => percentile(r.ttfb, q);
@@ -181,7 +199,7 @@ export async function httpScenarios(t: Targets): Promise<Row[]> {
 /** Target 3: 1,000 streams held open at once through the gateway; gateway RSS meanwhile. */
 export async function holdScenario(t: Targets, n = 1000): Promise<Row[]> {
   const { gateway } = endpoints(t);
-  const interval = 200, words = 25;
+  const interval = 250, words = 36;
   const before = await memoryOf(t.gw.pid);
   t.log(
     `${n} concurrent streams (interval ${interval} ms × ${words} words); gateway RSS before: ${

@@ -26,13 +26,20 @@ Deno.test("caps refuse in order with the family's code and Retry-After to the wi
   const t = await startTestGateway();
   try {
     const k = await t.newKey("10.00");
-    await t.admin("POST", `/admin/keys/${k.id}/caps`, { hourly_reserve_usd: "0.000001", daily_spend_usd: "0.000001" });
+    await t.admin("POST", `/admin/keys/${k.id}/caps`, {
+      hourly_reserve_usd: "0.000001",
+      daily_spend_usd: "0.000001",
+    });
     const r1 = await post(t.url + "/v1/chat/completions", k.key, chat("k3", "x"));
     assert.equal(r1.status, 429);
     assert.equal((await r1.json()).error.code, "hourly_reserve_limit");
     const ra = Number(r1.headers.get("retry-after"));
     assert.ok(ra > 0 && ra <= 3600, String(ra));
-    const r2 = await post(t.url + "/v1/responses", k.key, { model: "gamma-2.5", input: "x", max_output_tokens: 10 });
+    const r2 = await post(t.url + "/v1/responses", k.key, {
+      model: "gamma-2.5",
+      input: "x",
+      max_output_tokens: 10,
+    });
     assert.equal((await r2.json()).error.code, "delta_hourly_reserve_limit");
     await t.admin("POST", `/admin/keys/${k.id}/caps`, { hourly_reserve_usd: null });
     const r3 = await post(t.url + "/v1/chat/completions", k.key, chat("k3", "x"));
@@ -54,7 +61,15 @@ Deno.test("200 concurrent mixed requests on a thin balance: never negative, each
   const t = await startTestGateway();
   try {
     const k = await t.newKey("0.05");
-    const faults = ["", "", "", "[[sim:fault=error_mid]]", "[[sim:fault=cut_mid]]", "[[sim:fault=status:500]]", "[[sim:fault=no_usage]]"];
+    const faults = [
+      "",
+      "",
+      "",
+      "[[sim:fault=error_mid]]",
+      "[[sim:fault=cut_mid]]",
+      "[[sim:fault=status:500]]",
+      "[[sim:fault=no_usage]]",
+    ];
     const results = await Promise.all(Array.from({ length: 200 }, async (_, i) => {
       const stream = i % 2 === 0;
       const model = i % 3 === 0 ? "theta3.7-plus" : "k3";

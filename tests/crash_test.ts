@@ -9,7 +9,7 @@ import { ADMIN_TOKEN, post } from "./harness.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function freePort(): Promise<number> {
+function freePort(): number {
   const l = Deno.listen({ port: 0, hostname: "127.0.0.1" });
   const port = (l.addr as Deno.NetAddr).port;
   l.close();
@@ -58,7 +58,7 @@ async function admin(url: string, method: string, path: string, body?: unknown) 
 Deno.test("kill -9 mid-stream: the restarted gateway has released the hold and kept committed settlements", async () => {
   const sim = await startSimulator();
   const dataDir = await Deno.makeTempDir();
-  const port = await freePort();
+  const port = freePort();
   const url = `http://127.0.0.1:${port}`;
   let proc = spawnGateway(port, dataDir, sim.url);
   try {

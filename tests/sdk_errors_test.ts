@@ -124,7 +124,7 @@ Deno.test("SDK error classes, statuses, codes and request ids", async (t) => {
       }
     });
 
-    await t.step("bad request (empty messages / input) → 400", async () => {
+    await t.step("bad request (chat messages: [], responses input: []) → 400", async () => {
       for (const model of Object.values(FAMILY_MODELS)) {
         const where = `${model} empty`;
         let e = await rejection(oa.chat.completions.create({ model, messages: [] }), `${where} chat`);
@@ -135,9 +135,15 @@ Deno.test("SDK error classes, statuses, codes and request ids", async (t) => {
         e = await rejection(oa.responses.create({ model, input: [] }), `${where} responses`);
         assert.equal(typeof e?.code, "string", `${where} responses: ${e}`);
         checkOpenAI(e, OpenAI.BadRequestError, 400, e.code, `${where} responses`);
-        e = await rejection(an.messages.create({ model, max_tokens: 10, messages: [] }), `${where} messages`);
-        assert.equal(typeof e?.error?.error?.code, "string", `${where} messages: ${e}`);
-        checkAnthropic(e, Anthropic.BadRequestError, 400, e.error.error.code, `${where} messages`);
+      }
+    });
+
+    await t.step("bad request (Messages messages: []) → 400", async () => {
+      for (const model of Object.values(FAMILY_MODELS)) {
+        const where = `${model} empty messages`;
+        const e = await rejection(an.messages.create({ model, max_tokens: 10, messages: [] }), where);
+        assert.equal(typeof e?.error?.error?.code, "string", `${where}: ${e}`);
+        checkAnthropic(e, Anthropic.BadRequestError, 400, e.error.error.code, where);
         assert.equal(e.error.error.param, "messages", where);
       }
     });

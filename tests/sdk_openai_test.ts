@@ -173,6 +173,25 @@ Deno.test("openai SDK: chat completions, responses and tool calls for every fami
       );
       await t.step(`${family} (${model}) tool calls`, () => toolChecks(client, model, `${family} tools`));
     }
+    await t.step("alpha: prompt_tokens_details.cached_tokens (§2.6)", async () => {
+      const messages = [{
+        role: "user" as const,
+        content: "Привет, как дела у тебя [[sim:cached=4]] [[sim:words=3]]",
+      }];
+      const r = await client.chat.completions.create({ model: "k3", messages });
+      assertChatUsage(r.usage, "alpha cached");
+      assert.equal(r.usage?.prompt_tokens_details?.cached_tokens, 4, JSON.stringify(r.usage));
+      const s = await client.chat.completions.create({
+        model: "k3",
+        messages,
+        stream: true,
+        stream_options: { include_usage: true },
+      });
+      let usage: OpenAI.CompletionUsage | null | undefined;
+      for await (const c of s) usage = c.usage ?? usage;
+      assertChatUsage(usage, "alpha cached stream");
+      assert.equal(usage?.prompt_tokens_details?.cached_tokens, 4, JSON.stringify(usage));
+    });
     await t.step("theta under baseURL /theta/v1", async () => {
       const theta = openaiClient(gw, k.key, "/theta");
       await chatChecks(theta, FAMILY_MODELS.theta!, "/theta chat");

@@ -26,7 +26,10 @@ const IN_STREAM_CODE: Record<string, string> = {
 
 /** Asserts the surface's one-error-frame ending and returns the error object. */
 function assertErrorEnding(surface: Surface, frames: SseFrame[], where: string) {
-  const parsed = frames.map((f) => ({ event: f.event, json: f.data === "[DONE]" ? "[DONE]" : JSON.parse(f.data) }));
+  const parsed = frames.map((f) => ({
+    event: f.event,
+    json: f.data === "[DONE]" ? "[DONE]" : JSON.parse(f.data),
+  }));
   if (surface === "chat") {
     const errors = parsed.filter((p) => typeof p.json === "object" && p.json.error);
     assert.equal(errors.length, 1, where);
@@ -75,7 +78,12 @@ Deno.test("stream faults end with exactly one error frame on every surface and f
       for (const surface of SURFACES) {
         const headers = surface === "messages" ? { ...ANTHROPIC_HEADERS } : {};
         // A clean stream first: terminal frames, no error.
-        const ok = await post(t.url + SURFACE_PATH[surface], k.key, surfaceBody(surface, model, "Привет [[sim:words=6]]"), headers);
+        const ok = await post(
+          t.url + SURFACE_PATH[surface],
+          k.key,
+          surfaceBody(surface, model, "Привет [[sim:words=6]]"),
+          headers,
+        );
         assert.equal(ok.status, 200, `${family}/${surface}`);
         assertCleanEnding(surface, (await readFrames(ok)).frames, `${family}/${surface} clean`);
         for (const [fault, code] of faults) {
@@ -121,7 +129,11 @@ Deno.test("an upstream error before the first byte is an ordinary HTTP error", a
     for (const [model, fault, status, code] of cases) {
       for (const stream of [true, false]) {
         const key = fault === "non_json" && stream ? k2.key : k.key;
-        const res = await post(t.url + "/v1/chat/completions", key, surfaceBody("chat", model, `x [[sim:fault=${fault}]]`, stream));
+        const res = await post(
+          t.url + "/v1/chat/completions",
+          key,
+          surfaceBody("chat", model, `x [[sim:fault=${fault}]]`, stream),
+        );
         if (fault === "non_json" && stream) {
           // A 200 whose body is not SSE: the stream started, so it ends with the one error frame.
           const { frames } = await readFrames(res);

@@ -16,7 +16,11 @@ function countingUpstream(totalChunks: number) {
     const body = new ReadableStream<Uint8Array>({
       pull(c) {
         if (i >= totalChunks) {
-          c.enqueue(enc.encode('data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"k3","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'));
+          c.enqueue(
+            enc.encode(
+              'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"k3","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n',
+            ),
+          );
           c.close();
           return;
         }
@@ -62,13 +66,16 @@ Deno.test("a slow reader holds back the upstream: per-stream buffering stays bou
       const { value } = await reader.read();
       read += value?.byteLength ?? 0;
       if (producedAt2s === 0 && Date.now() - start >= 2_000) producedAt2s = up.produced;
-      await sleep(Math.max(1, (value?.byteLength ?? 0)));
+      await sleep(Math.max(1, value?.byteLength ?? 0));
     }
     const producedAt3s = up.produced;
     assert.ok(read < 20_000, `client read ${read} bytes`);
     // Bounded by socket buffers and one frame per pull, far below the 60 MB the upstream could send.
     assert.ok(producedAt3s < 16_000_000, `upstream produced ${producedAt3s} bytes`);
-    assert.ok(producedAt3s - producedAt2s < 1_000_000, `upstream kept producing: ${producedAt2s} → ${producedAt3s}`);
+    assert.ok(
+      producedAt3s - producedAt2s < 1_000_000,
+      `upstream kept producing: ${producedAt2s} → ${producedAt3s}`,
+    );
     await reader.cancel();
     for (let i = 0; i < 50 && !up.cancelled; i++) await sleep(20);
     assert.ok(up.cancelled, "client cancel reached the upstream");

@@ -51,7 +51,10 @@ export function roll(c: WindowCounters, now: number): WindowCounters {
 
 const delta = (family: Family) => family === "gamma" || family === "eta";
 
-function code(family: Family, name: "hourly_reserve_limit" | "daily_reserve_limit" | "hourly_spend_limit" | "daily_spend_limit"): ErrorCode {
+function code(
+  family: Family,
+  name: "hourly_reserve_limit" | "daily_reserve_limit" | "hourly_spend_limit" | "daily_spend_limit",
+): ErrorCode {
   return delta(family) ? (`delta_${name}` as ErrorCode) : name;
 }
 
@@ -60,8 +63,16 @@ export function checkCaps(caps: Caps, c: WindowCounters, reserve: bigint, family
   const hourLeft = Math.ceil((c.hourStart + HOUR - now) / 1000);
   const dayLeft = Math.ceil((c.dayStart + DAY - now) / 1000);
   const over = (cap: bigint | null, used: bigint) => cap !== null && used + reserve > cap;
-  if (over(caps.hourlyReserve, c.hourReserved)) throw new GatewayError(code(family, "hourly_reserve_limit"), { retryAfter: hourLeft });
-  if (over(caps.dailyReserve, c.dayReserved)) throw new GatewayError(code(family, "daily_reserve_limit"), { retryAfter: dayLeft });
-  if (over(caps.hourlySpend, c.hourSpent + c.open)) throw new GatewayError(code(family, "hourly_spend_limit"), { retryAfter: hourLeft });
-  if (over(caps.dailySpend, c.daySpent + c.open)) throw new GatewayError(code(family, "daily_spend_limit"), { retryAfter: dayLeft });
+  if (over(caps.hourlyReserve, c.hourReserved)) {
+    throw new GatewayError(code(family, "hourly_reserve_limit"), { retryAfter: hourLeft });
+  }
+  if (over(caps.dailyReserve, c.dayReserved)) {
+    throw new GatewayError(code(family, "daily_reserve_limit"), { retryAfter: dayLeft });
+  }
+  if (over(caps.hourlySpend, c.hourSpent + c.open)) {
+    throw new GatewayError(code(family, "hourly_spend_limit"), { retryAfter: hourLeft });
+  }
+  if (over(caps.dailySpend, c.daySpent + c.open)) {
+    throw new GatewayError(code(family, "daily_spend_limit"), { retryAfter: dayLeft });
+  }
 }

@@ -33,7 +33,6 @@ export const ConfigSchema = z.object({
   UPSTREAM_HEADERS_TIMEOUT_MS: ms(120_000),
   /** Balance of the demo key printed in demo mode, in USD. */
   DEMO_BALANCE_USD: z.string().regex(/^\d+(\.\d{1,12})?$/).default("1.00"),
-  LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -8,4 +8,6 @@ export const kvKeys = {
   usage: (keyId: string, createdAt: number, requestId: string) =>
     ["usage", keyId, Number.MAX_SAFE_INTEGER - createdAt, requestId] as const,
   usagePrefix: (keyId: string) => ["usage", keyId] as const,
+  /** The live tariff: every rate row in one value (a few dozen rows, far below the 64 KiB limit). */
+  tariff: () => ["tariff"] as const,
 };

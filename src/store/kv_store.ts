@@ -1,3 +1,4 @@
+import type { TariffRow } from "../billing/tariff_seed.ts";
 import type { Store, UsagePage } from "./store.ts";
 import type { CommitBatch, KeyRecord, UsageRow } from "./types.ts";
 import { kvKeys } from "./kv_keys.ts";
@@ -59,6 +60,14 @@ export class KvStore implements Store {
     return rows.length === opts.limit && iter.cursor
       ? { rows, cursors, next: iter.cursor }
       : { rows, cursors };
+  }
+
+  async getTariff(): Promise<TariffRow[] | null> {
+    return (await this.kv.get<TariffRow[]>(kvKeys.tariff())).value;
+  }
+
+  async putTariff(rows: TariffRow[]): Promise<void> {
+    await this.kv.set(kvKeys.tariff(), rows);
   }
 
   close(): void {

@@ -4,6 +4,7 @@
  * embedded store, so hot-path state (balances, holds) is owned in memory by src/accounts and made
  * durable through `commit`.
  */
+import type { TariffRow } from "../billing/tariff_seed.ts";
 import type { CommitBatch, KeyRecord, UsageRow } from "./types.ts";
 
 export interface UsagePage {
@@ -25,5 +26,9 @@ export interface Store {
   commit(batch: CommitBatch): Promise<void>;
   /** Usage rows of one key, newest first. `after` is a continuation from a previous page. */
   listUsage(keyId: string, opts: { limit: number; after?: string }): Promise<UsagePage>;
+  /** The live tariff rows; null when never stored (the gateway then seeds it). */
+  getTariff(): Promise<TariffRow[] | null>;
+  /** Replaces the whole tariff in one write. */
+  putTariff(rows: TariffRow[]): Promise<void>;
   close(): void;
 }

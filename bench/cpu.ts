@@ -10,6 +10,8 @@ interface Snapshot {
   at: number;
   /** Non-idle jiffies of the whole machine. */
   busy: number;
+  /** irq + softirq jiffies (kernel network processing on loopback lands here, not on a pid). */
+  irq: number;
   /** utime+stime jiffies per pid. */
   pids: Map<number, number>;
 }
@@ -23,25 +25,28 @@ export async function catProc(paths: string[]): Promise<string> {
 async function snapshot(pids: number[]): Promise<Snapshot> {
   const text = await catProc(["/proc/stat", ...pids.map((p) => `/proc/${p}/stat`)]);
   const at = performance.now();
-  let busy = 0;
+  let busy = 0, irq = 0;
   const map = new Map<number, number>();
   for (const line of text.split("\n")) {
     if (line.startsWith("cpu ")) {
       const f = line.trim().split(/\s+/).slice(1).map(Number);
       const total = f.slice(0, 8).reduce((a, b) => a + b, 0); // user..steal
       busy = total - (f[3] ?? 0) - (f[4] ?? 0); // minus idle, iowait
+      irq = (f[5] ?? 0) + (f[6] ?? 0);
     } else if (/^\d+ \(/.test(line)) {
       const pid = Number(line.slice(0, line.indexOf(" ")));
       const f = line.slice(line.lastIndexOf(") ") + 2).split(" ");
       map.set(pid, Number(f[11]) + Number(f[12])); // utime, stime (fields 14, 15)
     }
   }
-  return { at, busy, pids: map };
+  return { at, busy, irq, pids: map };
 }
 
 export interface CpuUse {
   /** Cores used (1.0 = one core fully busy) per named process. */
   byName: Record<string, number>;
+  /** Cores spent in irq/softirq (loopback TCP), not attributed to a process. */
+  irq: number;
   /** Cores used by all other processes on the machine. */
   other: number;
 }
@@ -61,10 +66,11 @@ export async function withCpu<T>(named: Record<string, number>, fn: () => Promis
     ours += d;
     byName[name] = cores(d);
   }
-  return [value, { byName, other: Math.max(0, cores(b.busy - a.busy - ours)) }];
+  const irq = b.irq - a.irq;
+  return [value, { byName, irq: cores(irq), other: Math.max(0, cores(b.busy - a.busy - ours - irq)) }];
 }
 
 export function formatCpu(u: CpuUse): string {
   const parts = Object.entries(u.byName).map(([n, c]) => `${n} ${c.toFixed(2)}`);
-  return `CPU cores: ${parts.join(", ")}, other processes ${u.other.toFixed(2)}`;
+  return `CPU cores: ${parts.join(", ")}, irq ${u.irq.toFixed(2)}, other processes ${u.other.toFixed(2)}`;
 }

@@ -9,6 +9,8 @@ export interface Sample {
   /** ms from sending the request to the first body chunk. */
   ttfb: number;
   bytes: number;
+  /** Body chunks the client's reader returned. */
+  chunks: number;
 }
 
 export interface LoadResult {
@@ -25,6 +27,7 @@ export interface LoadResult {
   /** Sorted first-chunk latencies, ms. */
   ttfb: Float64Array;
   bytes: number;
+  chunks: number;
   firstError?: string;
 }
 
@@ -50,16 +53,17 @@ export async function timedRequest(
     throw new Error(`HTTP ${res.status}: ${text.slice(0, 300)}`);
   }
   let ttfb = -1;
-  let bytes = 0;
+  let bytes = 0, chunks = 0;
   const reader = res.body!.getReader();
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
     if (ttfb < 0) ttfb = performance.now() - t0;
     bytes += value.byteLength;
+    chunks++;
   }
   const total = performance.now() - t0;
-  return { total, ttfb: ttfb < 0 ? total : ttfb, bytes };
+  return { total, ttfb: ttfb < 0 ? total : ttfb, bytes, chunks };
 }
 
 export async function runLoad(o: LoadOptions): Promise<LoadResult> {
@@ -68,7 +72,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   const end = measureFrom + o.seconds * 1000;
   const totals: number[] = [];
   const ttfbs: number[] = [];
-  let bytes = 0;
+  let bytes = 0, chunks = 0;
   let errors = 0;
   let completed = 0;
   let firstError: string | undefined;
@@ -84,6 +88,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
           totals.push(s.total);
           ttfbs.push(s.ttfb);
           bytes += s.bytes;
+          chunks += s.chunks;
         }
       } catch (err) {
         errors++;
@@ -103,6 +108,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
     latency: Float64Array.from(totals).sort(),
     ttfb: Float64Array.from(ttfbs).sort(),
     bytes,
+    chunks,
     ...(firstError ? { firstError } : {}),
   };
 }

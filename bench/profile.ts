@@ -67,7 +67,7 @@ export async function summariseProfiles(dir: string): Promise<string[]> {
     const { top, busy, total } = topSelf(profile, root);
     const secs = (profile.endTime - profile.startTime) / 1e6;
     out.push(
-      `Gateway CPU profile ${e.name} (${secs.toFixed(1)} s, ${
+      `Gateway CPU profile ${dir}/${e.name} (${secs.toFixed(1)} s, ${
         ((busy / Math.max(1, total)) * 100).toFixed(0)
       }% ` +
         `of samples busy). Top self time (share of busy samples): ` +

@@ -1,5 +1,5 @@
 /** Markdown rendering of the benchmark results. */
-import type { CpuUse } from "./cpu.ts";
+import { catProc, type CpuUse } from "./cpu.ts";
 
 export interface Row {
   metric: string;
@@ -43,7 +43,7 @@ export interface Machine {
 export async function machine(seconds: number, warmup: number, loadavg: string): Promise<Machine> {
   let cpu = "unknown";
   try {
-    const info = await Deno.readTextFile("/proc/cpuinfo");
+    const info = await catProc(["/proc/cpuinfo"]);
     cpu = /^model name\s*:\s*(.+)$/m.exec(info)?.[1]?.trim() ?? cpu;
   } catch { /* not Linux */ }
   return {
@@ -62,11 +62,11 @@ export async function machine(seconds: number, warmup: number, loadavg: string):
 export function cpuTable(runs: { label: string; use: CpuUse }[]): string {
   const lines = runs.map(({ label, use }) =>
     `| ${label} | ${use.byName.client?.toFixed(2)} | ${use.byName.gateway?.toFixed(2)} | ` +
-    `${use.byName.sim?.toFixed(2)} | ${use.other.toFixed(2)} |`
+    `${use.byName.sim?.toFixed(2)} | ${use.irq.toFixed(2)} | ${use.other.toFixed(2)} |`
   );
   return [
-    "| Run | Load generator | Gateway | Simulator | Other processes |",
-    "|---|---:|---:|---:|---:|",
+    "| Run | Load generator | Gateway | Simulator | Kernel irq/softirq | Other processes |",
+    "|---|---:|---:|---:|---:|---:|",
     ...lines,
   ].join("\n");
 }

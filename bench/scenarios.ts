@@ -1,7 +1,7 @@
 /** The HTTP scenarios: direct-to-simulator vs through-the-gateway, and 1,000 open streams. */
 import { type CpuUse, formatCpu, withCpu } from "./cpu.ts";
-import { holdStreams, type LoadResult, percentile, runLoad } from "./load.ts";
-import { memoryOf, type Proc } from "./procs.ts";
+import { type LoadResult, percentile, runLoad } from "./load.ts";
+import type { Proc } from "./procs.ts";
 import { ms, num, ratio, type Row } from "./report.ts";
 
 export interface Targets {
@@ -15,11 +15,11 @@ export interface Targets {
   cpu: { label: string; use: CpuUse }[];
 }
 
-const PATH = "/v1/chat/completions";
-const chat = (content: string, stream: boolean) =>
+export const PATH = "/v1/chat/completions";
+export const chat = (content: string, stream: boolean) =>
   JSON.stringify({ model: "k3", stream, messages: [{ role: "user", content }] });
 
-function endpoints(t: Targets) {
+export function endpoints(t: Targets) {
   const json = { "content-type": "application/json" };
   return {
     direct: { url: t.sim.url + PATH, headers: { ...json, authorization: "Bearer up-alpha" } },
@@ -27,7 +27,13 @@ function endpoints(t: Targets) {
   };
 }
 
-async function pair(t: Targets, label: string, body: string, concurrency: number, seconds = t.seconds) {
+export async function pair(
+  t: Targets,
+  label: string,
+  body: string,
+  concurrency: number,
+  seconds = t.seconds,
+) {
   const out: Record<"direct" | "gateway", LoadResult & { cpu: CpuUse }> = {} as never;
   for (
     const [side, ep] of Object.entries(endpoints(t)) as [
@@ -51,13 +57,13 @@ async function pair(t: Targets, label: string, body: string, concurrency: number
 }
 
 /** CPU milliseconds a process spent per completed request. */
-const cpuMs = (r: LoadResult & { cpu: CpuUse }, name: string) =>
+export const cpuMs = (r: LoadResult & { cpu: CpuUse }, name: string) =>
   (r.cpu.byName[name] ?? NaN) * r.wallMs / Math.max(1, r.completed);
 
-const errNote = (r: LoadResult) => r.errors > 0 ? ` (${r.errors} errors)` : "";
+export const errNote = (r: LoadResult) => r.errors > 0 ? ` (${r.errors} errors)` : "";
 
-/** Targets 1 and 2: non-streaming latency/throughput and streaming TTFB/throughput. */
-export async function httpScenarios(t: Targets): Promise<Row[]> {
+/** Target 1: non-streaming latency and throughput, direct vs through the gateway. */
+export async function plainScenarios(t: Targets): Promise<Row[]> {
   const rows: Row[] = [];
   const short = chat("Say hello in one short sentence.", false);
 
@@ -138,113 +144,5 @@ export async function httpScenarios(t: Targets): Promise<Row[]> {
     },
   );
 
-  t.log("streaming TTFB, c=1 (50 words)");
-  const s1 = await pair(t, "stream c=1", chat("[[sim:words=50]] Tell me a story.", true), 1);
-  const tt = (r: LoadResult, q: number) => percentile(r.ttfb, q);
-  const addTtfb = tt(s1.gateway, 50) - tt(s1.direct, 50);
-  rows.push(
-    {
-      metric: "Stream c=1: TTFB p50",
-      direct: ms(tt(s1.direct, 50)),
-      gateway: ms(tt(s1.gateway, 50)),
-      ratio: ratio(tt(s1.gateway, 50), tt(s1.direct, 50)),
-    },
-    {
-      metric: "Stream c=1: TTFB p99",
-      direct: ms(tt(s1.direct, 99)),
-      gateway: ms(tt(s1.gateway, 99)),
-      ratio: ratio(tt(s1.gateway, 99), tt(s1.direct, 99)),
-    },
-    {
-      metric: "Added TTFB c=1, p50 (gateway − direct)",
-      gateway: ms(addTtfb),
-      target: "< 2 ms",
-      pass: addTtfb < 2,
-    },
-  );
-
-  const words = 500;
-  t.log(`stream throughput, c=32 (${words} words each)`);
-  const s32 = await pair(t, "stream c=32", chat(`[[sim:words=${words}]] Tell me a long story.`, true), 32);
-  const mbps = (r: LoadResult) => r.bytes / r.seconds / 1e6;
-  rows.push(
-    {
-      metric: `Stream c=32 (${words} words): streams/s`,
-      direct: num(s32.direct.rps),
-      gateway: num(s32.gateway.rps) + errNote(s32.gateway),
-      ratio: ratio(s32.gateway.rps, s32.direct.rps),
-    },
-    {
-      metric: `Stream c=32: output tokens/s`,
-      direct: num(s32.direct.rps * words),
-      gateway: num(s32.gateway.rps * words),
-      ratio: ratio(s32.gateway.rps, s32.direct.rps),
-    },
-    {
-      metric: `Stream c=32: body MB/s received`,
-      direct: num(mbps(s32.direct), 1),
-      gateway: num(mbps(s32.gateway), 1),
-      ratio: ratio(mbps(s32.gateway), mbps(s32.direct)),
-    },
-    {
-      metric: `Stream c=32: full-stream p50`,
-      direct: ms(p(s32.direct, 50)),
-      gateway: ms(p(s32.gateway, 50)),
-      ratio: ratio(p(s32.gateway, 50), p(s32.direct, 50)),
-    },
-  );
   return rows;
-}
-
-/** Target 3: 1,000 streams held open at once through the gateway; gateway RSS meanwhile. */
-export async function holdScenario(t: Targets, n = 1000): Promise<Row[]> {
-  const { gateway } = endpoints(t);
-  const interval = 250, words = 36;
-  const before = await memoryOf(t.gw.pid);
-  t.log(
-    `${n} concurrent streams (interval ${interval} ms × ${words} words); gateway RSS before: ${
-      num(before.rssKiB / 1024, 1)
-    } MB`,
-  );
-  let peakRss = 0;
-  const body = chat(`[[sim:interval=${interval}]][[sim:words=${words}]] Keep talking slowly.`, true);
-  const [r, use] = await withCpu(
-    { client: Deno.pid, gateway: t.gw.pid, sim: t.sim.pid },
-    () =>
-      holdStreams(n, gateway.url, gateway.headers, body, async () => {
-        for (let i = 0; i < 15; i++) {
-          peakRss = Math.max(peakRss, (await memoryOf(t.gw.pid)).rssKiB);
-          await new Promise((res) => setTimeout(res, 100));
-        }
-      }),
-  );
-  t.cpu.push({ label: `gateway ${n} held streams`, use });
-  const after = await memoryOf(t.gw.pid);
-  t.log(
-    `  opened ${r.opened}, peak open ${r.peakOpen}, completed ${r.completed}, errors ${r.errors}` +
-      `${r.firstError ? ` (first: ${r.firstError})` : ""}; ramp ${ms(r.rampMs)}; RSS while held ${
-        num(peakRss / 1024, 1)
-      } MB`,
-  );
-  const held = r.peakOpen === n && r.errors === 0;
-  const mb = peakRss / 1024;
-  return [
-    {
-      metric: `${n} streams held at once (peak open / completed / errors)`,
-      gateway: `${r.peakOpen} / ${r.completed} / ${r.errors}`,
-      target: `${n} open at once, 0 errors`,
-      pass: held,
-    },
-    {
-      metric: `Gateway RSS with ${n} open streams`,
-      gateway: held ? `${num(mb, 1)} MB` : "n/a (not all open)",
-      target: "< 300 MB",
-      pass: held && mb < 300,
-    },
-    {
-      metric: "Gateway RSS idle before / after the hold",
-      gateway: `${num(before.rssKiB / 1024, 1)} / ${num(after.rssKiB / 1024, 1)} MB`,
-    },
-    { metric: "Gateway peak RSS over the whole run (VmHWM)", gateway: `${num(after.hwmKiB / 1024, 1)} MB` },
-  ];
 }

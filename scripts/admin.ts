@@ -8,6 +8,7 @@ import { type Command, parseArgs, USAGE, UsageError } from "./admin/args.ts";
 import { type Backend, OperationError } from "./admin/backend.ts";
 import { directBackend } from "./admin/direct.ts";
 import { remoteBackend } from "./admin/remote.ts";
+import { withBaseRates } from "./admin/tariff.ts";
 
 async function openBackend(): Promise<Backend> {
   const url = Deno.env.get("GATEWAY_URL") ?? "";
@@ -47,6 +48,12 @@ async function run(cmd: Exclude<Command, { kind: "help" }>, backend: Backend): P
       return print(await backend.show(cmd.id));
     case "action":
       return print(await backend.action(cmd.id, cmd.action, cmd.body));
+    case "tariff-show":
+      return print(await backend.tariff());
+    case "tariff-set": {
+      const rows = withBaseRates((await backend.tariff()).data, cmd.model, cmd.base);
+      return print(await backend.setTariff({ rows }));
+    }
   }
 }
 

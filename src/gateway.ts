@@ -2,7 +2,7 @@
 import { Accounts } from "./accounts/accounts.ts";
 import type { App } from "./app.ts";
 import { Tariff } from "./billing/tariff.ts";
-import { TARIFF_SEED } from "./billing/tariff_seed.ts";
+import { loadTariff } from "./billing/tariff_rows.ts";
 import { type Config, isDemoMode } from "./config/env.ts";
 import { createHandler } from "./http/server.ts";
 import { openStore } from "./store/open.ts";
@@ -20,6 +20,13 @@ export interface Gateway {
 
 export async function startGateway(config: Config): Promise<Gateway> {
   const store = await openStore(config);
+  let tariff: Tariff;
+  try {
+    tariff = new Tariff(await loadTariff(store));
+  } catch (err) {
+    store.close();
+    throw err;
+  }
   const accounts = await Accounts.load(store);
   const demo = isDemoMode(config);
   const sim = demo ? await startSimulator({ hostname: "127.0.0.1" }) : undefined;
@@ -27,7 +34,7 @@ export async function startGateway(config: Config): Promise<Gateway> {
     config,
     store,
     accounts,
-    tariff: new Tariff(TARIFF_SEED),
+    tariff,
     upstreams: sim ? simulatorTargets(sim.url) : targetsFromConfig(config),
     simulated: demo,
     now: () => Date.now(),

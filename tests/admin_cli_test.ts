@@ -189,6 +189,93 @@ Deno.test("admin CLI, direct mode: round-trips exact decimals through the KV sto
   }
 });
 
+Deno.test("admin CLI, direct mode: tariff set keeps tiers and search fee; a gateway started later uses it", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "admin_cli_" });
+  try {
+    const env = { DATA_DIR: dir };
+    const rowsOf = (r: Run, model: string) => r.json.data.filter((x: any) => x.model === model);
+    const seeded = ok(await cli(env, "tariff", "show"));
+    assert.match(seeded.stderr, /direct mode/);
+    assert.equal(seeded.json.object, "list");
+    assert.deepEqual(rowsOf(seeded, "k3"), [{
+      model: "k3",
+      input_usd_per_million: "3.00",
+      output_usd_per_million: "15.00",
+      cache_read_usd_per_million: "0.30",
+      above_input_tokens: null,
+      search: null,
+      member_discount: true,
+    }]);
+
+    const set = ok(await cli(env, "tariff", "set", "theta3.7-plus", "--input", "0.45", "--output=1.70"));
+    assert.deepEqual(
+      rowsOf(set, "theta3.7-plus").map((r: any) => [r.above_input_tokens, r.input_usd_per_million, r.search]),
+      [[null, "0.45", { usd: "0.01", per: "request" }], [256000, "1.20", { usd: "0.01", per: "request" }]],
+    );
+    ok(await cli(env, "tariff", "set", "k3", "--input", "3.5", "--output", "16"));
+    ok(
+      await cli(
+        env,
+        "tariff",
+        "set",
+        "gamma-2.5",
+        "--input",
+        "1.30",
+        "--output",
+        "10.40",
+        "--cache-read",
+        "none",
+      ),
+    );
+
+    // A fresh process reads it all back from the store.
+    const shown = ok(await cli(env, "tariff", "show"));
+    assert.deepEqual(rowsOf(shown, "theta3.7-plus"), rowsOf(set, "theta3.7-plus"));
+    const k3 = rowsOf(shown, "k3")[0];
+    assert.deepEqual(
+      [
+        k3.input_usd_per_million,
+        k3.cache_read_usd_per_million,
+        k3.output_usd_per_million,
+        k3.member_discount,
+      ],
+      ["3.50", "0.30", "16.00", true],
+    );
+    assert.equal(rowsOf(shown, "gamma-2.5")[0].cache_read_usd_per_million, null);
+    assert.deepEqual(rowsOf(shown, "k3-256k"), rowsOf(seeded, "k3-256k"));
+
+    const bad = await cli(env, "tariff", "set", "k3", "--input", "3.0000001", "--output", "16");
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /Запрос некорректен.*input_usd_per_million/);
+    const unknown = await cli(env, "tariff", "set", "gpt-9", "--input", "1", "--output", "2");
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /rows\.0\.model/);
+
+    const t = await startTestGateway({ DATABASE_URL: "", DATA_DIR: dir });
+    try {
+      const rates = t.gw.app.tariff.rates("k3", 10);
+      assert.equal(rates?.input, 3_500_000n);
+      assert.equal(rates?.output, 16_000_000n);
+      assert.equal(t.gw.app.tariff.rates("theta3.7-plus", 256_001)?.input, 1_200_000n);
+      // And remote mode edits the running gateway's live tariff.
+      const remote = { GATEWAY_URL: t.url, ADMIN_TOKEN };
+      const r = ok(
+        await cli(remote, "tariff", "set", "k3", "--input", "2.75", "--output", "14", "--cache-read", "0.25"),
+      );
+      assert.deepEqual(
+        rowsOf(r, "k3").map((x: any) => x.cache_read_usd_per_million),
+        ["0.25"],
+      );
+      assert.equal(t.gw.app.tariff.rates("k3", 10)?.input, 2_750_000n);
+      assert.deepEqual(ok(await cli(remote, "tariff", "show")).json, r.json);
+    } finally {
+      await t.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("admin CLI: bad usage exits 2, a failed operation exits 1, both with a message on stderr", async () => {
   const dir = await Deno.makeTempDir({ prefix: "admin_cli_" });
   try {
@@ -208,6 +295,14 @@ Deno.test("admin CLI: bad usage exits 2, a failed operation exits 1, both with a
       ["key", "membership", "key_x", "public"],
       ["key", "caps", "key_x"],
       ["key", "caps", "key_x", "--weekly-spend", "1"],
+      ["tariff"],
+      ["tariff", "list"],
+      ["tariff", "show", "k3"],
+      ["tariff", "set"],
+      ["tariff", "set", "k3"],
+      ["tariff", "set", "k3", "--input", "1.00"],
+      ["tariff", "set", "k3", "extra", "--input", "1.00", "--output", "2.00"],
+      ["tariff", "set", "k3", "--input", "1.00", "--output", "2.00", "--search", "0.01"],
     ];
     for (const args of usage) {
       const r = await cli(env, ...args);

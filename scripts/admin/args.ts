@@ -1,11 +1,14 @@
 /** Hand-written argument parsing for the admin CLI: argv → one command with the JSON body of operations.ts. */
 import type { KeyAction } from "../../src/admin/operations.ts";
+import type { BaseRates } from "./tariff.ts";
 
 export type Command =
   | { kind: "help" }
   | { kind: "create"; body: Record<string, unknown> }
   | { kind: "show"; id: string }
-  | { kind: "action"; id: string; action: KeyAction; body: Record<string, unknown> };
+  | { kind: "action"; id: string; action: KeyAction; body: Record<string, unknown> }
+  | { kind: "tariff-show" }
+  | { kind: "tariff-set"; model: string; base: BaseRates };
 
 /** Bad command line: printed with a hint to `help`, exit code 2. */
 export class UsageError extends Error {
@@ -28,6 +31,11 @@ export const USAGE = `Usage: deno task admin <command>
   key membership <id> private|none       set or clear the membership
   key caps <id> [--hourly-spend X|none] [--daily-spend X|none] [--hourly-reserve X|none] [--daily-reserve X|none]
                                          set caps in USD; "none" removes a cap
+  tariff show                            print the live tariff (USD per 1M tokens)
+  tariff set <model> --input <usd> --output <usd> [--cache-read <usd>|none]
+                                         set the model's base rates; its tiers and search fee are kept,
+                                         and so is its cache-read rate unless --cache-read is given
+                                         ("none": cache reads are charged as input)
   help                                   this text
 
 Mode: with GATEWAY_URL and ADMIN_TOKEN set, the CLI calls the running gateway's /admin API.
@@ -64,10 +72,10 @@ function splitFlags(args: string[], allowed: readonly string[]) {
   return { flags, positional };
 }
 
-function expectArgs(sub: string, positional: string[], names: string[]): string[] {
+function expectArgs(sub: string, positional: string[], names: string[], group = "key"): string[] {
   if (positional.length !== names.length) {
     const want = names.map((n) => `<${n}>`).join(" ");
-    throw new UsageError(`key ${sub} expects ${want}, got ${positional.length} argument(s)`);
+    throw new UsageError(`${group} ${sub} expects ${want}, got ${positional.length} argument(s)`);
   }
   return positional;
 }
@@ -84,6 +92,7 @@ export function parseArgs(argv: string[]): Command {
   if (group === undefined || group === "help" || group === "--help" || group === "-h") {
     return { kind: "help" };
   }
+  if (group === "tariff") return parseTariff(sub, rest);
   if (group !== "key") throw new UsageError(`unknown command "${group}"`);
   if (sub === undefined) throw new UsageError("key: missing subcommand");
 
@@ -145,4 +154,27 @@ export function parseArgs(argv: string[]): Command {
     default:
       throw new UsageError(`unknown command "key ${sub}"`);
   }
+}
+
+function parseTariff(sub: string | undefined, rest: string[]): Command {
+  if (sub === "show") {
+    expectArgs(sub, splitFlags(rest, []).positional, [], "tariff");
+    return { kind: "tariff-show" };
+  }
+  if (sub !== "set") {
+    throw new UsageError(
+      sub === undefined ? "tariff: missing subcommand" : `unknown command "tariff ${sub}"`,
+    );
+  }
+  const { flags, positional } = splitFlags(rest, ["input", "output", "cache-read"]);
+  const [model] = expectArgs(sub, positional, ["model"], "tariff");
+  const input = flags.get("input");
+  const output = flags.get("output");
+  if (input === undefined || output === undefined) {
+    throw new UsageError("tariff set: --input and --output are required");
+  }
+  const base: BaseRates = { input, output };
+  const cache = flags.get("cache-read");
+  if (cache !== undefined) base.cacheRead = cache === "none" ? null : cache;
+  return { kind: "tariff-set", model: model!, base };
 }

@@ -1,5 +1,6 @@
-/** What the CLI needs from either mode: the three operations of the admin API. */
+/** What the CLI needs from either mode: the operations of the admin API. */
 import type { KeyAction } from "../../src/admin/operations.ts";
+import type { TariffList } from "../../src/billing/tariff_rows.ts";
 
 export type KeyView = Record<string, unknown>;
 
@@ -8,6 +9,10 @@ export interface Backend {
   create(body: Record<string, unknown>): Promise<KeyView & { key: string }>;
   show(id: string): Promise<KeyView>;
   action(id: string, action: KeyAction, body: Record<string, unknown>): Promise<KeyView>;
+  /** GET /admin/tariff */
+  tariff(): Promise<TariffList>;
+  /** POST /admin/tariff: `{rows}` replaces every row of the models it names; returns the new table. */
+  setTariff(body: { rows: unknown[] }): Promise<TariffList>;
   close(): Promise<void>;
 }
 

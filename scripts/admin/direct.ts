@@ -4,6 +4,7 @@
  */
 import { Accounts } from "../../src/accounts/accounts.ts";
 import { applyKeyAction, createKey, keyView } from "../../src/admin/operations.ts";
+import { applyTariffChange, reconcileTariff, tariffList } from "../../src/billing/tariff_rows.ts";
 import type { Config } from "../../src/config/env.ts";
 import { errorSpec } from "../../src/errors/codes.ts";
 import { GatewayError } from "../../src/errors/gateway_error.ts";
@@ -45,6 +46,13 @@ export async function directBackend(config: Config): Promise<Backend> {
         return Promise.resolve(keyView(accounts, acc, Date.now()));
       }),
     action: (id, action, body) => guard(() => applyKeyAction(accounts, id, action, body, Date.now())),
+    tariff: () => guard(async () => tariffList(reconcileTariff(await store.getTariff()).rows)),
+    setTariff: (body) =>
+      guard(async () => {
+        const rows = applyTariffChange(reconcileTariff(await store.getTariff()).rows, body);
+        await store.putTariff(rows);
+        return tariffList(rows);
+      }),
     async close() {
       try {
         await accounts.close();

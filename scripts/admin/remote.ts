@@ -1,11 +1,12 @@
 /** Remote mode: the running gateway's /admin API with Bearer ADMIN_TOKEN. */
 import type { KeyAction } from "../../src/admin/operations.ts";
+import type { TariffList } from "../../src/billing/tariff_rows.ts";
 import { type Backend, type KeyView, OperationError } from "./backend.ts";
 
 export function remoteBackend(baseUrl: string, token: string): Backend {
   const base = baseUrl.replace(/\/+$/, "");
 
-  async function call(method: string, path: string, body?: unknown): Promise<KeyView> {
+  async function call<T = KeyView>(method: string, path: string, body?: unknown): Promise<T> {
     let res: Response;
     try {
       res = await fetch(base + path, {
@@ -40,7 +41,7 @@ export function remoteBackend(baseUrl: string, token: string): Backend {
     if (json === null || typeof json !== "object") {
       throw new OperationError(`HTTP ${res.status}: ответ шлюза не является JSON-объектом`);
     }
-    return json as KeyView;
+    return json as T;
   }
 
   const seg = encodeURIComponent;
@@ -52,6 +53,8 @@ export function remoteBackend(baseUrl: string, token: string): Backend {
     },
     show: (id) => call("GET", `/admin/keys/${seg(id)}`),
     action: (id: string, action: KeyAction, body) => call("POST", `/admin/keys/${seg(id)}/${action}`, body),
+    tariff: () => call<TariffList>("GET", "/admin/tariff"),
+    setTariff: (body) => call<TariffList>("POST", "/admin/tariff", body),
     close: () => Promise.resolve(),
   };
 }

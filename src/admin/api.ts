@@ -7,13 +7,13 @@ import { jsonResponse } from "../http/json.ts";
 import type { RouteContext } from "../http/router.ts";
 import { applyKeyAction, createKey, KEY_ACTIONS, type KeyAction, keyView } from "./operations.ts";
 
-function requireAdmin(app: App, req: Request): void {
+export function requireAdmin(app: App, req: Request): void {
   const token = app.config.ADMIN_TOKEN;
   const m = /^Bearer\s+(\S+)$/i.exec(req.headers.get("authorization")?.trim() ?? "");
   if (!token || !m || !timingSafeEqual(m[1]!, token)) throw new GatewayError("admin_unauthorized");
 }
 
-const ADMIN_BODY_LIMIT = 64 * 1024;
+export const ADMIN_BODY_LIMIT = 64 * 1024;
 
 export async function adminCreateKey(app: App, ctx: RouteContext): Promise<Response> {
   requireAdmin(app, ctx.req);

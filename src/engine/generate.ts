@@ -4,7 +4,6 @@
  * before the hold; every path after the hold settles exactly once.
  */
 import type { App } from "../app.ts";
-import { SIMULATED_HEADER } from "../app.ts";
 import { authenticate, checkAnthropicVersion } from "../auth/authenticate.ts";
 import { estimateInputTokens, estimateOutputTokens } from "../billing/estimate.ts";
 import { type Reservation, reserve } from "../billing/ledger.ts";
@@ -56,6 +55,8 @@ export async function admit(app: App, ctx: RouteContext, route: SurfaceRoute) {
   if (!model || (route.thetaOnly && model.family !== "theta")) {
     throw new GatewayError("model_not_found", { param: "model" });
   }
+  // §2.5: alpha on Chat Completions and Responses also names the request in x-request-id, errors included.
+  if (model.family === "alpha" && route.surface !== "anthropic") ctx.headers["x-request-id"] = ctx.requestId;
   if (model.family === "theta" && account.rec.thetaPaused) throw new GatewayError("api_key_paused");
   return { account, body, model };
 }
@@ -92,11 +93,10 @@ export async function generate(app: App, ctx: RouteContext, route: SurfaceRoute)
   }, app.now);
 
   const headers: Record<string, string> = {
+    ...ctx.headers,
     "request-id": ctx.requestId,
     "x-gateway-hold-usd": formatUsd(reservation.amount),
   };
-  if (model.family === "alpha" && route.surface !== "anthropic") headers["x-request-id"] = ctx.requestId;
-  if (app.simulated) headers[SIMULATED_HEADER] = "true";
 
   const abort = new AbortController();
   const settleFailed = () =>

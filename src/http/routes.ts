@@ -1,5 +1,6 @@
 /** Every endpoint of §4 (and the operator API) in one table. */
 import { adminCreateKey, adminGetKey, adminKeyAction } from "../admin/api.ts";
+import { adminGetTariff, adminSetTariff } from "../admin/tariff_api.ts";
 import type { App } from "../app.ts";
 import { authenticate } from "../auth/authenticate.ts";
 import { listModels } from "../catalog/list_models.ts";
@@ -53,4 +54,6 @@ export const ROUTES: Route<Handler>[] = [
   r("POST", "/admin/keys", "openai", adminCreateKey),
   r("GET", "/admin/keys/:id", "openai", adminGetKey),
   r("POST", "/admin/keys/:id/:action", "openai", adminKeyAction),
+  r("GET", "/admin/tariff", "openai", adminGetTariff),
+  r("POST", "/admin/tariff", "openai", adminSetTariff),
 ];

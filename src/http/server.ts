@@ -16,6 +16,7 @@ export function createHandler(app: App): (req: Request) => Promise<Response> {
     const url = new URL(req.url);
     const m = router.match(req.method, url.pathname);
     let envelope: Envelope = url.pathname.includes("/messages") ? "anthropic" : "openai";
+    const headers: Record<string, string> = { ...simHeaders };
     try {
       if (m.kind === "not_found") throw new GatewayError("route_not_found");
       if (m.kind === "method_not_allowed") {
@@ -23,7 +24,9 @@ export function createHandler(app: App): (req: Request) => Promise<Response> {
         throw new GatewayError("method_not_allowed", { headers: { allow: m.allow.join(", ") } });
       }
       envelope = m.route.envelope;
-      return await m.route.handler(app, { req, url, requestId, params: m.params, envelope });
+      const res = await m.route.handler(app, { req, url, requestId, params: m.params, envelope, headers });
+      if (app.simulated) res.headers.set(SIMULATED_HEADER, "true");
+      return res;
     } catch (err) {
       if (!(err instanceof GatewayError)) {
         console.error(`request ${requestId} failed: ${err instanceof Error ? err.stack : err}`);
@@ -31,7 +34,7 @@ export function createHandler(app: App): (req: Request) => Promise<Response> {
       const gerr = err instanceof GatewayError ? err : new GatewayError("internal_error");
       // Drain an unread body so the connection can be reused (bounded: we only cancel).
       if (req.body && !req.bodyUsed) req.body.cancel().catch(() => {});
-      return errorResponse(gerr, envelope, requestId, simHeaders);
+      return errorResponse(gerr, envelope, requestId, headers);
     }
   };
 }

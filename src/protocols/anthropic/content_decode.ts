@@ -112,6 +112,7 @@ function block(raw: unknown, role: IRRole, p: string): IRPart[] {
  */
 export function decodeMessages(value: unknown): IRMessage[] {
   const list = array(value, "messages");
+  if (list.length === 0) bad("messages"); // the real API refuses an empty conversation too
   const out: IRMessage[] = [];
   list.forEach((raw, i) => {
     const p = `messages.${i}`;

@@ -20,6 +20,7 @@ Deno.test("decodeRequest rejects bad bodies with invalid_request and the field p
   const user = (content: unknown) => ({ ...base(), messages: [{ role: "user", content }] });
   const cases: [Record<string, unknown>, string][] = [
     [{ model: "m", messages: [] }, "max_tokens"],
+    [{ ...base(), messages: [] }, "messages"],
     [{ ...base(), max_tokens: 0 }, "max_tokens"],
     [{ ...base(), max_tokens: 1.5 }, "max_tokens"],
     [{ ...base(), max_tokens: "100" }, "max_tokens"],

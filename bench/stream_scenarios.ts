@@ -1,0 +1,136 @@
+/** Targets 2 and 3: streaming TTFB and throughput (direct vs gateway), and 1,000 held streams. */
+import { withCpu } from "./cpu.ts";
+import { holdStreams, type LoadResult, percentile } from "./load.ts";
+import { memoryOf } from "./procs.ts";
+import { ms, num, ratio, type Row } from "./report.ts";
+import { chat, endpoints, errNote, pair, type Targets } from "./scenarios.ts";
+
+const tt = (r: LoadResult, q: number) => percentile(r.ttfb, q);
+const perStream = (r: LoadResult) => r.requests ? r.chunks / r.requests : NaN;
+
+/**
+ * TTFB at one connection, two upstream shapes: "paced" (frames 2 ms apart, as a model emits
+ * tokens) and "burst" (the whole 50-word answer arrives in one upstream read).
+ */
+async function ttfb(t: Targets, label: string, content: string): Promise<Row[]> {
+  t.log(`streaming TTFB, c=1, ${label}`);
+  const s = await pair(t, `stream c=1 ${label}`, chat(content, true), 1);
+  const add = tt(s.gateway, 50) - tt(s.direct, 50);
+  return [
+    {
+      metric: `Stream c=1 ${label}: TTFB p50`,
+      direct: ms(tt(s.direct, 50)),
+      gateway: ms(tt(s.gateway, 50)) + errNote(s.gateway),
+      ratio: ratio(tt(s.gateway, 50), tt(s.direct, 50)),
+    },
+    {
+      metric: `Stream c=1 ${label}: TTFB p99`,
+      direct: ms(tt(s.direct, 99)),
+      gateway: ms(tt(s.gateway, 99)),
+      ratio: ratio(tt(s.gateway, 99), tt(s.direct, 99)),
+    },
+    {
+      metric: `Stream c=1 ${label}: body chunks per stream received by the client`,
+      direct: num(perStream(s.direct), 1),
+      gateway: num(perStream(s.gateway), 1),
+    },
+    {
+      metric: `Added TTFB c=1 ${label}, p50 (gateway − direct)`,
+      gateway: ms(add),
+      target: "< 2 ms",
+      pass: add < 2 && s.gateway.errors === 0,
+    },
+  ];
+}
+
+export async function streamScenarios(t: Targets): Promise<Row[]> {
+  const rows: Row[] = [
+    ...await ttfb(t, "paced (6 words, 2 ms apart)", "[[sim:interval=2]][[sim:words=6]] Tell me a story."),
+    ...await ttfb(t, "burst (50 words)", "[[sim:words=50]] Tell me a story."),
+  ];
+  const words = 500;
+  t.log(`stream throughput, c=32 (${words} words each)`);
+  const s32 = await pair(t, "stream c=32", chat(`[[sim:words=${words}]] Tell me a long story.`, true), 32);
+  const mbps = (r: LoadResult) => r.bytes / r.seconds / 1e6;
+  const p50 = (r: LoadResult) => percentile(r.latency, 50);
+  rows.push(
+    {
+      metric: `Stream c=32 (${words} words): streams/s`,
+      direct: num(s32.direct.rps),
+      gateway: num(s32.gateway.rps) + errNote(s32.gateway),
+      ratio: ratio(s32.gateway.rps, s32.direct.rps),
+    },
+    {
+      metric: "Stream c=32: output tokens/s",
+      direct: num(s32.direct.rps * words),
+      gateway: num(s32.gateway.rps * words),
+      ratio: ratio(s32.gateway.rps, s32.direct.rps),
+    },
+    {
+      metric: "Stream c=32: body MB/s received",
+      direct: num(mbps(s32.direct), 1),
+      gateway: num(mbps(s32.gateway), 1),
+      ratio: ratio(mbps(s32.gateway), mbps(s32.direct)),
+    },
+    {
+      metric: "Stream c=32: TTFB p50 / full-stream p50",
+      direct: `${ms(tt(s32.direct, 50))} / ${ms(p50(s32.direct))}`,
+      gateway: `${ms(tt(s32.gateway, 50))} / ${ms(p50(s32.gateway))}`,
+      ratio: ratio(p50(s32.gateway), p50(s32.direct)),
+    },
+  );
+  return rows;
+}
+
+/** Target 3: 1,000 streams held open at once through the gateway; gateway RSS meanwhile. */
+export async function holdScenario(t: Targets, n = 1000): Promise<Row[]> {
+  const { gateway } = endpoints(t);
+  const interval = 250, words = 36;
+  const before = await memoryOf(t.gw.pid);
+  t.log(
+    `${n} concurrent streams (interval ${interval} ms × ${words} words); gateway RSS before: ${
+      num(before.rssKiB / 1024, 1)
+    } MB`,
+  );
+  let peakRss = 0;
+  const body = chat(`[[sim:interval=${interval}]][[sim:words=${words}]] Keep talking slowly.`, true);
+  const [r, use] = await withCpu(
+    { client: Deno.pid, gateway: t.gw.pid, sim: t.sim.pid },
+    () =>
+      holdStreams(n, gateway.url, gateway.headers, body, async () => {
+        for (let i = 0; i < 15; i++) {
+          peakRss = Math.max(peakRss, (await memoryOf(t.gw.pid)).rssKiB);
+          await new Promise((res) => setTimeout(res, 100));
+        }
+      }),
+  );
+  t.cpu.push({ label: `gateway ${n} held streams`, use });
+  const after = await memoryOf(t.gw.pid);
+  t.log(
+    `  opened ${r.opened}, peak open ${r.peakOpen}, completed ${r.completed}, errors ${r.errors}` +
+      `${r.firstError ? ` (first: ${r.firstError})` : ""}; ramp ${ms(r.rampMs)}; RSS while held ${
+        num(peakRss / 1024, 1)
+      } MB`,
+  );
+  const held = r.peakOpen === n && r.errors === 0;
+  const mb = peakRss / 1024;
+  return [
+    {
+      metric: `${n} streams held at once (peak open / completed / errors)`,
+      gateway: `${r.peakOpen} / ${r.completed} / ${r.errors}`,
+      target: `${n} open at once, 0 errors`,
+      pass: held,
+    },
+    {
+      metric: `Gateway RSS with ${n} open streams`,
+      gateway: held ? `${num(mb, 1)} MB` : "n/a (not all open)",
+      target: "< 300 MB",
+      pass: held && mb < 300,
+    },
+    {
+      metric: "Gateway RSS idle before / after the hold",
+      gateway: `${num(before.rssKiB / 1024, 1)} / ${num(after.rssKiB / 1024, 1)} MB`,
+    },
+    { metric: "Gateway peak RSS over the whole run (VmHWM)", gateway: `${num(after.hwmKiB / 1024, 1)} MB` },
+  ];
+}

@@ -1,0 +1,41 @@
+/**
+ * GET/POST /admin/tariff: the live tariff as data. The store holds the table; a change is validated
+ * as a whole, stored, then swapped into `app.tariff` — the next request reserves at the new rates,
+ * requests already admitted keep the rates of their Reservation.
+ */
+import type { App } from "../app.ts";
+import { Tariff } from "../billing/tariff.ts";
+import { applyTariffChange, reconcileTariff, tariffList } from "../billing/tariff_rows.ts";
+import { readJsonObject } from "../http/body.ts";
+import { jsonResponse } from "../http/json.ts";
+import type { RouteContext } from "../http/router.ts";
+import { ADMIN_BODY_LIMIT, requireAdmin } from "./api.ts";
+
+/** One tariff change at a time per gateway: read, merge, store and swap never interleave. */
+const writers = new WeakMap<App, Promise<unknown>>();
+
+function serialized<T>(app: App, op: () => Promise<T>): Promise<T> {
+  const next = (writers.get(app) ?? Promise.resolve()).then(op);
+  writers.set(app, next.catch(() => {}));
+  return next;
+}
+
+const currentRows = async (app: App) => reconcileTariff(await app.store.getTariff()).rows;
+
+export async function adminGetTariff(app: App, ctx: RouteContext): Promise<Response> {
+  requireAdmin(app, ctx.req);
+  return jsonResponse(200, tariffList(await currentRows(app)), ctx.requestId);
+}
+
+export async function adminSetTariff(app: App, ctx: RouteContext): Promise<Response> {
+  requireAdmin(app, ctx.req);
+  const body = await readJsonObject(ctx.req, ADMIN_BODY_LIMIT);
+  const rows = await serialized(app, async () => {
+    const next = applyTariffChange(await currentRows(app), body);
+    const tariff = new Tariff(next);
+    await app.store.putTariff(next);
+    app.tariff = tariff;
+    return next;
+  });
+  return jsonResponse(200, tariffList(rows), ctx.requestId);
+}

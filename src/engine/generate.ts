@@ -16,6 +16,8 @@ import {
   unreachable,
   upstreamStatusError,
 } from "../families/upstream_errors.ts";
+import { applyFamilyRules } from "../families/rules.ts";
+import { resolveFileReferences } from "../files/resolve.ts";
 import { readJsonObject } from "../http/body.ts";
 import { jsonResponse } from "../http/json.ts";
 import type { RouteContext } from "../http/router.ts";
@@ -62,7 +64,12 @@ export async function admit(app: App, ctx: RouteContext, route: SurfaceRoute) {
 }
 
 export async function generate(app: App, ctx: RouteContext, route: SurfaceRoute): Promise<Response> {
-  const { account, body, model } = await admit(app, ctx, route);
+  const admitted = await admit(app, ctx, route);
+  const { account, model } = admitted;
+  const ruled = applyFamilyRules(model, route.surface, admitted.body);
+  const body = model.family === "alpha"
+    ? await resolveFileReferences(app, account, route.surface, ruled)
+    : ruled;
   const surface = PROTOCOLS[route.surface];
   const ir = surface.decodeRequest(body);
   const target = app.upstreams[model.family];

@@ -8,6 +8,7 @@ import { errorResponse } from "./errors.ts";
 import { messages } from "./messages.ts";
 import { INVALID_JSON, type Protocol, serveProtocol } from "./pipeline.ts";
 import { responses } from "./responses.ts";
+import { search } from "./search.ts";
 import { newState, type SimState } from "./stream.ts";
 
 export interface RecordedRequest {
@@ -69,6 +70,10 @@ function adminRequests(req: Request, requests: RecordedRequest[]): Response {
 function handler(state: SimState, requests: RecordedRequest[]) {
   return async (req: Request): Promise<Response> => {
     const path = new URL(req.url).pathname;
+    if (path === "/search") {
+      record(requests, { path, headers: Object.fromEntries(req.headers), body: new URL(req.url).search });
+      return search(req);
+    }
     const proto = ROUTES[path];
     if (proto === undefined || req.method !== "POST") {
       if (path === "/__sim/requests") return adminRequests(req, requests);

@@ -34,13 +34,20 @@ Deno.test("non-streaming answers in each surface's shape for every family, via t
         assert.equal(json.model, model, where);
         assert.match(res.headers.get("x-gateway-hold-usd") ?? "", /^\d+\.\d+$/, where);
         const alphaOpenAi = family === "alpha" && surface !== "messages";
-        assert.equal(res.headers.get("x-request-id"), alphaOpenAi ? res.headers.get("request-id") : null, where);
+        assert.equal(
+          res.headers.get("x-request-id"),
+          alphaOpenAi ? res.headers.get("request-id") : null,
+          where,
+        );
         if (surface === "messages") {
           assert.equal(json.type, "message", where);
           assert.equal(json.role, "assistant", where);
           assert.equal(json.stop_reason, "end_turn", where);
           assert.match(json.content[0].text, CYRILLIC, where);
-          assert.ok(json.usage.input_tokens > 0 && json.usage.output_tokens === 9, `${where} ${JSON.stringify(json.usage)}`);
+          assert.ok(
+            json.usage.input_tokens > 0 && json.usage.output_tokens === 9,
+            `${where} ${JSON.stringify(json.usage)}`,
+          );
         } else if (surface === "chat") {
           assert.equal(json.object, "chat.completion", where);
           assert.equal(json.choices[0].finish_reason, "stop", where);
@@ -88,7 +95,11 @@ Deno.test("stop reasons map across surfaces: output budget and tool calls", asyn
     })).json();
     assert.equal(r.status, "incomplete");
     assert.equal(r.incomplete_details.reason, "max_output_tokens");
-    const tool = { name: "get_weather", description: "Погода", input_schema: { type: "object", properties: { city: { type: "string" } } } };
+    const tool = {
+      name: "get_weather",
+      description: "Погода",
+      input_schema: { type: "object", properties: { city: { type: "string" } } },
+    };
     const mt = await (await post(t.url + "/v1/messages", k.key, {
       model: "k3",
       max_tokens: 100,
@@ -132,7 +143,11 @@ Deno.test("count_tokens: local estimate, no upstream call, free, and a quote equ
   const t = await startTestGateway();
   try {
     const k = await t.newKey("5.00");
-    const body = { model: "beta-haiku-4-5", max_tokens: 300, messages: [{ role: "user", content: "Сколько токенов?" }] };
+    const body = {
+      model: "beta-haiku-4-5",
+      max_tokens: 300,
+      messages: [{ role: "user", content: "Сколько токенов?" }],
+    };
     for (const base of ["/v1", "/theta/v1"]) {
       const b = base === "/v1" ? body : { ...body, model: "theta3.7-plus" };
       const before = t.sim.requests.length;
@@ -146,8 +161,15 @@ Deno.test("count_tokens: local estimate, no upstream call, free, and a quote equ
       await real.body?.cancel();
       assert.equal(json.quote.reserve_usd, real.headers.get("x-gateway-hold-usd"));
     }
-    const alpha = await (await post(t.url + "/v1/messages/count_tokens", k.key, { model: "k3", messages: [{ role: "user", content: "x" }] }, ANTHROPIC_HEADERS)).json();
-    assert.deepEqual(alpha.quote.rates_usd_per_million, { input: "3.00", cache_read: "0.30", output: "15.00" });
+    const alpha = await (await post(t.url + "/v1/messages/count_tokens", k.key, {
+      model: "k3",
+      messages: [{ role: "user", content: "x" }],
+    }, ANTHROPIC_HEADERS)).json();
+    assert.deepEqual(alpha.quote.rates_usd_per_million, {
+      input: "3.00",
+      cache_read: "0.30",
+      output: "15.00",
+    });
     assert.equal(alpha.quote.output_budget_tokens, 32_000);
   } finally {
     await t.close();
@@ -164,7 +186,12 @@ Deno.test("GET /v1/models lists the catalog in the OpenAI list shape with family
     assert.equal(json.object, "list");
     assert.equal(json.data.length, 26); // 4 alpha + 5 beta + 2 gamma + 8 eta + 7 theta
     const k3 = json.data.find((m: any) => m.id === "k3");
-    assert.deepEqual([k3.object, k3.owned_by, k3.family, k3.context_window], ["model", "alpha", "alpha", 1_048_576]);
+    assert.deepEqual([k3.object, k3.owned_by, k3.family, k3.context_window], [
+      "model",
+      "alpha",
+      "alpha",
+      1_048_576,
+    ]);
     assert.equal(typeof k3.created, "number");
     const nokey = await fetch(t.url + "/v1/models");
     assert.equal(nokey.status, 401);
@@ -179,7 +206,10 @@ Deno.test("demo mode serves every family from the simulator and marks responses;
   try {
     assert.equal(demo.app.simulated, true);
     const { key } = await demo.app.accounts.create({ balance: parseUsd("1.00") });
-    const res = await post(demo.url + "/v1/chat/completions", key, { model: "theta3.8-max", messages: [{ role: "user", content: "Привет" }] });
+    const res = await post(demo.url + "/v1/chat/completions", key, {
+      model: "theta3.8-max",
+      messages: [{ role: "user", content: "Привет" }],
+    });
     assert.equal(res.status, 200);
     assert.equal(res.headers.get("x-gateway-simulated"), "true");
     await res.body?.cancel();
@@ -190,7 +220,11 @@ Deno.test("demo mode serves every family from the simulator and marks responses;
   try {
     assert.equal(t.gw.app.simulated, false);
     const k = await t.newKey("1.00");
-    const res = await post(t.url + "/v1/messages", k.key, { model: "beta-opus-5", max_tokens: 5, messages: [{ role: "user", content: "x" }] }, ANTHROPIC_HEADERS);
+    const res = await post(t.url + "/v1/messages", k.key, {
+      model: "beta-opus-5",
+      max_tokens: 5,
+      messages: [{ role: "user", content: "x" }],
+    }, ANTHROPIC_HEADERS);
     const json = await res.json();
     assert.equal(res.status, 503);
     assert.equal(json.error.code, "upstream_unavailable");

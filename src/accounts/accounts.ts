@@ -18,6 +18,8 @@ export interface Account {
   windows: WindowCounters;
 }
 
+const KEY_CACHE_MAX = 100_000;
+
 export interface NewKeyOptions {
   balance: bigint;
   name?: string | null;
@@ -27,6 +29,8 @@ export interface NewKeyOptions {
 export class Accounts {
   readonly #byId = new Map<string, Account>();
   readonly #byHash = new Map<string, Account>();
+  /** Presented key → account, so a known key is not hashed on every request. Memory only, bounded. */
+  readonly #byKey = new Map<string, Account>();
   readonly committer: GroupCommitter;
 
   private constructor(private readonly store: Store, commitIntervalMs: number) {
@@ -41,6 +45,19 @@ export class Accounts {
 
   byHash(hash: string): Account | undefined {
     return this.#byHash.get(hash);
+  }
+
+  byKey(key: string): Account | undefined {
+    return this.#byKey.get(key);
+  }
+
+  /** Caches a verified key (unknown keys are not cached, so guessing cannot fill the cache). */
+  rememberKey(key: string, acc: Account | undefined): Account | undefined {
+    if (acc) {
+      if (this.#byKey.size >= KEY_CACHE_MAX) this.#byKey.clear();
+      this.#byKey.set(key, acc);
+    }
+    return acc;
   }
 
   get(id: string): Account | undefined {

@@ -23,6 +23,8 @@ export const ConfigSchema = z.object({
   THETA_UPSTREAM_KEYS: optionalString,
   SEARCH_UPSTREAM_URL: optionalUrl,
   SEARCH_UPSTREAM_KEY: optionalString,
+  /** Search API spoken by SEARCH_UPSTREAM_URL: SearXNG JSON (`/search?format=json`) or Brave Search. */
+  SEARCH_BACKEND: z.enum(["searxng", "brave"]).default("searxng"),
   /** Hard limit on a request body in bytes (§8.4 leaves it open). */
   BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(32 * 1024 * 1024),
   /** SSE comment heartbeat while a stream is quiet. */
@@ -31,6 +33,8 @@ export const ConfigSchema = z.object({
   STREAM_IDLE_TIMEOUT_MS: ms(120_000),
   /** Time allowed for the upstream to answer with headers. */
   UPSTREAM_HEADERS_TIMEOUT_MS: ms(120_000),
+  /** Lifetime of an uploaded file (§8.2: 24 hours); configurable for tests. */
+  FILES_TTL_MS: ms(86_400_000),
   /** Balance of the demo key printed in demo mode, in USD. */
   DEMO_BALANCE_USD: z.string().regex(/^\d+(\.\d{1,12})?$/).default("1.00"),
 });

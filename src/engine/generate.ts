@@ -25,7 +25,7 @@ import { emptyUsage, type IRUsage } from "../ir/usage.ts";
 import type { EncodeContext, Protocol, ProtocolName } from "../protocols/codec.ts";
 import { UpstreamProtocolError } from "../protocols/codec.ts";
 import { PROTOCOLS } from "../protocols/registry.ts";
-import { sseFrames } from "../protocols/sse_parse.ts";
+import { sseFrameBatches } from "../protocols/sse_parse.ts";
 import { callUpstream } from "../upstream/client.ts";
 import { formatUsd } from "../money/usd.ts";
 import { clientStream, type StreamOutcome } from "./stream_pipeline.ts";
@@ -115,7 +115,7 @@ export async function generate(app: App, ctx: RouteContext, route: SurfaceRoute)
       protocol: upstream.name,
       key: target.keys[0]!,
       body: upstreamBody,
-      signal: abort.signal,
+      abort,
       headersTimeoutMs: app.config.UPSTREAM_HEADERS_TIMEOUT_MS,
     });
   } catch {
@@ -154,7 +154,7 @@ export async function generate(app: App, ctx: RouteContext, route: SurfaceRoute)
     });
   }
   const stream = clientStream({
-    frames: sseFrames(res.body),
+    batches: sseFrameBatches(res.body),
     mode: native ? { kind: "relay", relay: surface.createRelay(encodeCtx) } : {
       kind: "translate",
       decoder: upstream.createStreamDecoder(),
@@ -205,9 +205,11 @@ async function jsonAnswer(
     ctx: RouteContext;
   },
 ): Promise<Response> {
+  let text: string;
   let json: unknown;
   try {
-    json = await res.json();
+    text = await res.text();
+    json = JSON.parse(text);
   } catch {
     a.reservation.settle({ usage: emptyUsage(), usageSource: "upstream", status: "error" });
     throw invalidResponse(a.model.family);
@@ -222,6 +224,10 @@ async function jsonAnswer(
         status: "ok",
       },
     );
+    if (a.native && (json as Record<string, unknown>).model === a.encodeCtx.model) {
+      // Nothing to change: the upstream's bytes go to the client as they came.
+      return new Response(text, { headers: { "content-type": "application/json", ...a.headers } });
+    }
     const body = a.native
       ? a.surface.relayResponse(json as Record<string, unknown>, a.encodeCtx)
       : a.surface.encodeResponse(ir, a.encodeCtx);

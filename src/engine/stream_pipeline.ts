@@ -1,9 +1,10 @@
 /**
  * Upstream SSE → client SSE. Pull-based, so the client's reading pace is what pulls the upstream
- * (backpressure end to end: one upstream frame is read per client pull, nothing accumulates).
+ * (backpressure end to end: one upstream read is taken per client pull, nothing accumulates), and
+ * everything one upstream read carried leaves in one client write.
  * Guarantees §6: the stream ends with the surface's terminal frames or with exactly one error
  * frame — never a silent close. Heartbeat comments keep quiet streams alive; an upstream silent
- * past the idle limit ends with `stream_timeout`.
+ * past the idle limit ends with `stream_timeout`. Timing runs on the shared ticker, not a timer per read.
  */
 import { GatewayError } from "../errors/gateway_error.ts";
 import { errorObject } from "../errors/error_object.ts";
@@ -11,6 +12,7 @@ import type { IREvent } from "../ir/events.ts";
 import { emptyUsage, type IRUsage, mergeUsage } from "../ir/usage.ts";
 import type { Relay, SseFrame, StreamDecoder, StreamEncoder } from "../protocols/codec.ts";
 import { SSE_HEARTBEAT } from "../protocols/sse.ts";
+import { onTick } from "./ticker.ts";
 
 export type StreamMode =
   | { kind: "relay"; relay: Relay }
@@ -27,7 +29,8 @@ export interface StreamOutcome {
 }
 
 export interface StreamOptions {
-  frames: ReadableStream<SseFrame>;
+  /** Parsed upstream frames, one batch per upstream read. */
+  batches: ReadableStream<SseFrame[]>;
   mode: StreamMode;
   requestId: string;
   heartbeatMs: number;
@@ -43,26 +46,49 @@ export interface StreamOptions {
 }
 
 const encoder = new TextEncoder();
+const HEARTBEAT_BYTES = encoder.encode(SSE_HEARTBEAT);
 
 export function clientStream(opts: StreamOptions): ReadableStream<Uint8Array> {
-  const reader = opts.frames.getReader();
-  let pending: Promise<ReadableStreamReadResult<SseFrame>> | undefined;
+  const reader = opts.batches.getReader();
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
   let usage: IRUsage | undefined;
   let delivered = 0;
   let finished = false;
   let over = false;
   let lastUpstream = Date.now();
+  let lastSent = lastUpstream;
 
-  const done = (outcome: Omit<StreamOutcome, "usage" | "deliveredChars" | "finished">) => {
-    if (over) return;
+  const end = (outcome: Omit<StreamOutcome, "usage" | "deliveredChars" | "finished">) => {
     over = true;
+    stopTicking();
+    reader.cancel().catch(() => {});
     opts.onDone({ usage, deliveredChars: delivered, finished, ...outcome });
   };
 
-  const errorText = (err: GatewayError): string => {
-    const obj = errorObject(err, opts.requestId);
-    return opts.mode.kind === "relay" ? opts.mode.relay.error(obj) : opts.mode.encoder.error(obj);
+  const send = (text: string) => {
+    if (text) {
+      controller.enqueue(encoder.encode(text));
+      lastSent = Date.now();
+    }
   };
+
+  const fail = (prefix: string, err: GatewayError) => {
+    if (over) return;
+    const obj = errorObject(err, opts.requestId);
+    send(prefix + (opts.mode.kind === "relay" ? opts.mode.relay.error(obj) : opts.mode.encoder.error(obj)));
+    controller.close();
+    opts.abortUpstream();
+    end({ error: err, cancelled: false });
+  };
+
+  const stopTicking = onTick(Math.min(opts.heartbeatMs, opts.idleTimeoutMs) / 4, (now) => {
+    if (over) return;
+    if (now - lastUpstream >= opts.idleTimeoutMs) fail("", new GatewayError("stream_timeout"));
+    else if (now - lastSent >= opts.heartbeatMs) {
+      controller.enqueue(HEARTBEAT_BYTES);
+      lastSent = now;
+    }
+  });
 
   /** Follows the events; returns an error that must end the stream, if any. */
   const observe = (ev: IREvent): GatewayError | undefined => {
@@ -86,114 +112,74 @@ export function clientStream(opts: StreamOptions): ReadableStream<Uint8Array> {
     return opts.inspect?.(ev);
   };
 
-  /** Text for one upstream frame, or the error that ends the stream. */
-  const translate = (frame: SseFrame): { text: string; error?: GatewayError } => {
+  /** Client text for a batch of upstream frames, or the error that ends the stream. */
+  const translate = (batch: SseFrame[]): { text: string; error?: GatewayError } => {
     const mode = opts.mode;
-    if (mode.kind === "relay") {
-      const text = mode.relay.push(frame);
-      for (const ev of mode.relay.events()) {
-        const error = observe(ev);
-        if (error) return { text: "", error };
-      }
-      return { text };
-    }
     let text = "";
-    for (const ev of mode.decoder.push(frame)) {
-      const error = observe(ev);
-      if (error) return { text, error };
-      text += mode.encoder.push(ev);
+    for (const frame of batch) {
+      if (mode.kind === "relay") {
+        const out = mode.relay.push(frame);
+        for (const ev of mode.relay.events()) {
+          const error = observe(ev);
+          if (error) return { text, error };
+        }
+        text += out;
+      } else {
+        for (const ev of mode.decoder.push(frame)) {
+          const error = observe(ev);
+          if (error) return { text, error };
+          text += mode.encoder.push(ev);
+        }
+      }
+      if (finished) break; // nothing may follow the terminal frames
     }
     return { text };
   };
 
   const finishText = (): { text: string; error?: GatewayError } => {
     let text = "";
-    if (opts.mode.kind === "relay") {
-      text = opts.mode.relay.end();
-      for (const ev of opts.mode.relay.events()) {
-        const error = observe(ev);
-        if (error) return { text: "", error };
-      }
-    } else {
-      for (const ev of opts.mode.decoder.end()) {
-        const error = observe(ev);
-        if (error) return { text, error };
-        text += opts.mode.encoder.push(ev);
-      }
+    const events = opts.mode.kind === "relay"
+      ? ((text = opts.mode.relay.end()), opts.mode.relay.events())
+      : opts.mode.decoder.end();
+    for (const ev of events) {
+      const error = observe(ev);
+      if (error) return { text: "", error };
+      if (opts.mode.kind === "translate") text += opts.mode.encoder.push(ev);
     }
     return finished ? { text } : { text, error: new GatewayError("stream_service_error") };
   };
 
-  const fail = (
-    controller: ReadableStreamDefaultController<Uint8Array>,
-    prefix: string,
-    err: GatewayError,
-  ) => {
-    controller.enqueue(encoder.encode(prefix + errorText(err)));
-    controller.close();
-    opts.abortUpstream();
-    reader.cancel().catch(() => {});
-    done({ error: err, cancelled: false });
-  };
-
   return new ReadableStream<Uint8Array>({
-    async pull(controller) {
+    start(c) {
+      controller = c;
+    },
+    async pull() {
       try {
         for (;;) {
-          if (!pending) {
-            pending = reader.read();
-            pending.catch(() => {}); // observed below; keeps a late rejection after close from going unhandled
-          }
-          const waitMs = Math.min(
-            opts.heartbeatMs,
-            Math.max(0, lastUpstream + opts.idleTimeoutMs - Date.now()),
-          );
-          let timer: ReturnType<typeof setTimeout> | undefined;
-          const tick = new Promise<"tick">((r) => (timer = setTimeout(() => r("tick"), waitMs)));
-          const res = await Promise.race([pending, tick]);
-          clearTimeout(timer);
-          if (res === "tick") {
-            if (Date.now() - lastUpstream >= opts.idleTimeoutMs) {
-              return fail(controller, "", new GatewayError("stream_timeout"));
-            }
-            controller.enqueue(encoder.encode(SSE_HEARTBEAT));
-            return;
-          }
-          pending = undefined;
+          const res = await reader.read();
+          if (over) return;
           lastUpstream = Date.now();
-          if (res.done) {
-            const { text, error } = finishText();
-            if (error) return fail(controller, text, error);
-            if (text) controller.enqueue(encoder.encode(text));
+          const { text, error } = res.done ? finishText() : translate(res.value);
+          if (error) return fail(text, error);
+          if (res.done || finished) {
+            // The terminal frames are out: close, whatever the upstream still sends.
+            send(text);
             controller.close();
-            done({ cancelled: false });
+            end({ cancelled: false });
             return;
           }
-          const { text, error } = translate(res.value);
-          if (error) return fail(controller, text, error);
-          if (finished) {
-            // The terminal frames are out: nothing may follow them, whatever the upstream still sends.
-            if (text) controller.enqueue(encoder.encode(text));
-            controller.close();
-            reader.cancel().catch(() => {});
-            done({ cancelled: false });
-            return;
-          }
-          if (text) {
-            controller.enqueue(encoder.encode(text));
-            return;
-          }
+          if (text) return send(text);
         }
       } catch (err) {
         // Upstream cut, malformed frame or a codec bug: one error frame, never a silent close.
         if (!(err instanceof GatewayError)) console.error(`stream ${opts.requestId} failed: ${err}`);
-        fail(controller, "", err instanceof GatewayError ? err : new GatewayError("stream_service_error"));
+        fail("", err instanceof GatewayError ? err : new GatewayError("stream_service_error"));
       }
     },
     cancel() {
+      if (over) return;
       opts.abortUpstream();
-      reader.cancel().catch(() => {});
-      done({ cancelled: true });
+      end({ cancelled: true });
     },
   }, { highWaterMark: 0 });
 }

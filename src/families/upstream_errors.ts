@@ -20,6 +20,15 @@ const IN_STREAM: Record<Family, ErrorCode> = {
   theta: "stream_service_error",
 };
 
+/** The provider answered 429: alpha has its own code (§7.3 note), the others keep the common one. */
+const RATE_LIMITED: Record<Family, ErrorCode> = {
+  alpha: "alpha_provider_rate_limit",
+  beta: "standard_capacity_saturated",
+  gamma: "standard_capacity_saturated",
+  eta: "standard_capacity_saturated",
+  theta: "standard_capacity_saturated",
+};
+
 /** The upstream could not be reached or timed out before answering. */
 export function unreachable(family: Family): GatewayError {
   return new GatewayError(UNAVAILABLE[family]);
@@ -33,7 +42,7 @@ export function upstreamStatusError(
   retryAfter: string | null,
 ): GatewayError {
   const ra = retryAfter !== null && /^\d+$/.test(retryAfter) ? Number(retryAfter) : undefined;
-  if (status === 429) return new GatewayError("standard_capacity_saturated", { retryAfter: ra ?? 1 });
+  if (status === 429) return new GatewayError(RATE_LIMITED[family], { retryAfter: ra ?? 1 });
   if (status === 400 || status === 413 || status === 422) {
     const text = `${info.code ?? ""} ${info.message}`.toLowerCase();
     if (/context|too long|too large|maximum.*tokens/.test(text)) {

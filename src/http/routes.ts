@@ -6,10 +6,13 @@ import { authenticate } from "../auth/authenticate.ts";
 import { listModels } from "../catalog/list_models.ts";
 import { countTokens } from "../engine/count_tokens.ts";
 import { generate, type SurfaceRoute } from "../engine/generate.ts";
+import { deleteFile, getFile, getFileContent, listFiles, postFile } from "../files/handlers.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { Envelope } from "../errors/render.ts";
 import { getUsage, getUsageRequests } from "../usage/handlers.ts";
 import type { Route, RouteContext } from "./router.ts";
+import { fetchHandler } from "../web/fetch_handler.ts";
+import { searchHandler } from "../web/search_handler.ts";
 
 export type Handler = (app: App, ctx: RouteContext) => Response | Promise<Response>;
 
@@ -42,13 +45,13 @@ export const ROUTES: Route<Handler>[] = [
     ];
   }),
   r("GET", "/v1/models", "openai", listModels),
-  r("POST", "/v1/files", "detail", notYet),
-  r("GET", "/v1/files", "detail", notYet),
-  r("GET", "/v1/files/:id", "detail", notYet),
-  r("DELETE", "/v1/files/:id", "detail", notYet),
-  r("GET", "/v1/files/:id/content", "detail", notYet),
-  r("POST", "/v1/alpha/search", "openai", notYet),
-  r("POST", "/v1/alpha/fetch", "openai", notYet),
+  r("POST", "/v1/files", "detail", postFile),
+  r("GET", "/v1/files", "detail", listFiles),
+  r("GET", "/v1/files/:id", "detail", getFile),
+  r("DELETE", "/v1/files/:id", "detail", deleteFile),
+  r("GET", "/v1/files/:id/content", "detail", getFileContent),
+  r("POST", "/v1/alpha/search", "openai", searchHandler),
+  r("POST", "/v1/alpha/fetch", "openai", fetchHandler),
   r("GET", "/v1/usage", "detail", getUsage),
   r("GET", "/v1/usage/requests", "detail", getUsageRequests),
   r("POST", "/admin/keys", "openai", adminCreateKey),

@@ -10,4 +10,13 @@ export const kvKeys = {
   usagePrefix: (keyId: string) => ["usage", keyId] as const,
   /** The live tariff: every rate row in one value (a few dozen rows, far below the 64 KiB limit). */
   tariff: () => ["tariff"] as const,
+  /** File metadata, per key (listing a key's files is one prefix scan). */
+  file: (keyId: string, fileId: string) => ["file", keyId, fileId] as const,
+  filePrefix: (keyId: string) => ["file", keyId] as const,
+  /** Chunks (≤ 60,000 bytes each) of the original bytes ("data") and of the serialized sections ("sections"). */
+  fileChunk: (fileId: string, part: "data" | "sections", n: number) =>
+    ["file_chunk", fileId, part, n] as const,
+  fileChunkPrefix: (fileId: string) => ["file_chunk", fileId] as const,
+  /** Per-key quota record: the live files' ids, sizes and expiry, taken and released atomically. */
+  fileQuota: (keyId: string) => ["file_quota", keyId] as const,
 };

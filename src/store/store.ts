@@ -16,6 +16,34 @@ export interface UsagePage {
   next?: string;
 }
 
+/** An uploaded document of family alpha (§2.2). Times are Unix milliseconds. */
+export interface StoredFile {
+  id: string;
+  keyId: string;
+  filename: string;
+  purpose: string;
+  contentType: string;
+  /** Size of the original file. */
+  bytes: number;
+  createdAt: number;
+  expiresAt: number;
+  /** What the quota counts: original bytes + the serialized extracted sections. */
+  storedBytes: number;
+}
+
+/** One extracted piece of a document with its anchor (§2.3). */
+export interface FileSection {
+  text: string;
+  anchor: string;
+}
+
+export interface FileQuota {
+  maxFiles: number;
+  maxBytes: number;
+}
+
+export type PutFileResult = "ok" | "quota_exceeded";
+
 export interface Store {
   /** Every key record (loaded once at start-up into the in-memory account table). */
   listKeys(): Promise<KeyRecord[]>;
@@ -30,5 +58,24 @@ export interface Store {
   getTariff(): Promise<TariffRow[] | null>;
   /** Replaces the whole tariff in one write. */
   putTariff(rows: TariffRow[]): Promise<void>;
+  /**
+   * Stores a file (original bytes + extracted sections) if the key's quota allows it; the quota is
+   * checked and taken atomically. The file becomes visible only once everything is written, and is
+   * removed automatically at `file.expiresAt`.
+   */
+  putFile(
+    file: StoredFile,
+    data: Uint8Array,
+    sections: FileSection[],
+    quota: FileQuota,
+  ): Promise<PutFileResult>;
+  /** A key's file, or null when unknown, another key's, or expired at `now`. */
+  getFile(keyId: string, id: string, now: number): Promise<StoredFile | null>;
+  /** A key's live files, oldest first; expired ones found on the way are swept. */
+  listFiles(keyId: string, now: number): Promise<StoredFile[]>;
+  getFileData(file: StoredFile): Promise<Uint8Array>;
+  getFileSections(file: StoredFile): Promise<FileSection[]>;
+  /** Deletes a key's file and returns its quota; false when there was none. */
+  deleteFile(keyId: string, id: string): Promise<boolean>;
   close(): void;
 }

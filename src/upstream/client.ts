@@ -1,4 +1,5 @@
 /** The upstream HTTP call: protocol headers, account key, abort wiring and a headers timeout. */
+import { deadline } from "../engine/ticker.ts";
 import type { ProtocolName } from "../protocols/codec.ts";
 
 export interface UpstreamCall {
@@ -6,7 +7,8 @@ export interface UpstreamCall {
   protocol: ProtocolName;
   key: string;
   body: Record<string, unknown>;
-  signal: AbortSignal;
+  /** Aborts the whole upstream exchange (client gone, failure); also fired by the headers timeout. */
+  abort: AbortController;
   headersTimeoutMs: number;
 }
 
@@ -18,19 +20,18 @@ export function upstreamHeaders(protocol: ProtocolName, key: string): Record<str
 
 /** Resolves with the upstream's response head; rejects on network failure, abort or headers timeout. */
 export async function callUpstream(call: UpstreamCall): Promise<Response> {
-  const timeout = new AbortController();
-  const timer = setTimeout(
-    () => timeout.abort(new DOMException("upstream headers timeout", "TimeoutError")),
+  const stop = deadline(
     call.headersTimeoutMs,
+    () => call.abort.abort(new DOMException("upstream headers timeout", "TimeoutError")),
   );
   try {
     return await fetch(call.url, {
       method: "POST",
       headers: upstreamHeaders(call.protocol, call.key),
       body: JSON.stringify(call.body),
-      signal: AbortSignal.any([call.signal, timeout.signal]),
+      signal: call.abort.signal,
     });
   } finally {
-    clearTimeout(timer);
+    stop();
   }
 }

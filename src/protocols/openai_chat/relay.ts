@@ -22,7 +22,7 @@ export class ChatRelay implements Relay {
 
   /**
    * SSE text for the client ("" to drop). Changes: the usage-only chunk is dropped and `usage` keys
-   * removed when the client did not ask for usage; `model` is set to the client's model id. An
+   * removed (when they carry numbers) if the client did not ask for usage; `model` is set to the client's model id. An
    * upstream `{"error":…}` chunk is not forwarded: it becomes an IR error event, and the engine
    * answers it with `error()` (gateway error object, no upstream details).
    */
@@ -45,7 +45,8 @@ export class ChatRelay implements Relay {
     const usageOnly = Array.isArray(chunk.choices) && chunk.choices.length === 0 &&
       chunk.usage !== undefined && chunk.usage !== null;
     if (usageOnly && !includeUsage) return "";
-    const dropUsage = !includeUsage && "usage" in chunk;
+    // `"usage": null` carries no numbers and is valid on any chunk: leave those bytes alone.
+    const dropUsage = !includeUsage && chunk.usage !== undefined && chunk.usage !== null;
     const renameModel = "model" in chunk && chunk.model !== this.#ctx.model;
     if (!dropUsage && !renameModel) return `data: ${frame.data}\n\n`;
     const copy = { ...chunk };

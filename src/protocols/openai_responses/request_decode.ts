@@ -5,8 +5,6 @@ import { decodeInput } from "./input_decode.ts";
 import { decodeToolChoice, decodeTools } from "./tools.ts";
 import { absent, isRecord } from "./util.ts";
 
-const EFFORTS: readonly string[] = ["none", "minimal", "low", "medium", "high", "xhigh", "max"];
-
 function optBool(body: Record<string, unknown>, key: string): boolean | undefined {
   const v = body[key];
   if (absent(v)) return undefined;
@@ -42,7 +40,8 @@ function reasoningEffort(v: unknown): string | undefined {
   if (!isRecord(v)) throw fieldError("invalid_request", "reasoning");
   if (absent(v.effort)) return undefined;
   if (typeof v.effort !== "string") throw fieldError("invalid_request", "reasoning.effort");
-  if (!EFFORTS.includes(v.effort)) throw fieldError("invalid_parameter", "reasoning.effort");
+  // Providers add levels (alpha documents max/default; §4.2 forwards any non-empty level as sent).
+  if (v.effort.trim() === "") throw fieldError("invalid_parameter", "reasoning.effort");
   return v.effort;
 }
 

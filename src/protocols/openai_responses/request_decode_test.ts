@@ -186,8 +186,8 @@ const rejections: [string, Record<string, unknown>, string, string][] = [
   ],
   ["reasoning not object", { ...ok, reasoning: "high" }, "invalid_request", "reasoning"],
   [
-    "reasoning effort unknown",
-    { ...ok, reasoning: { effort: "extreme" } },
+    "reasoning effort empty",
+    { ...ok, reasoning: { effort: "  " } },
     "invalid_parameter",
     "reasoning.effort",
   ],
@@ -205,3 +205,10 @@ for (const [name, body, code, param] of rejections) {
     });
   });
 }
+
+Deno.test("decodeRequest forwards any non-empty reasoning effort as sent (§4.2)", () => {
+  assert.equal(
+    decodeRequest({ ...ok, reasoning: { effort: "whatever-level" } }).reasoningEffort,
+    "whatever-level",
+  );
+});

@@ -1,0 +1,61 @@
+/** Every limit of the file store (§8.2) and the bounds this implementation adds, in one place. */
+
+export const MiB = 1024 * 1024;
+
+export const FILE_LIMITS = {
+  /** §8.2: single file up to 10 MiB. */
+  maxFileBytes: 10 * MiB,
+  /** Multipart overhead allowed on top of the file (boundaries, headers, the purpose field). */
+  multipartSlackBytes: 64 * 1024,
+  /** §8.2 per-key quota, measured on the stored record (file + extracted sections). */
+  quotaFiles: 20,
+  quotaBytes: 50 * MiB,
+  maxPdfPages: 200,
+  maxSlides: 500,
+  /** .docx and .pptx: paragraphs, table rows and tables count as blocks. */
+  maxBlocks: 50_000,
+  maxSheets: 200,
+  maxRowsPerSheet: 20_000,
+  maxCells: 200_000,
+  maxCellChars: 32_768,
+  maxSections: 1000,
+  /** Target size of one section in characters (text formats, xlsx parts, long docx sections). */
+  sectionChars: 16_384,
+  /** A single CSV line longer than this is refused (a one-line 10 MiB "table" is not a table). */
+  maxCsvLineChars: 1 * MiB,
+  /** Request side (§4.2, §8.2). */
+  maxReferences: 20,
+  maxBlockBytes: 2 * MiB,
+  /** Zip containers (hostile-file bounds, not in the spec). */
+  maxZipEntries: 10_000,
+  /** Actual inflated bytes of one XML part we read. */
+  maxZipEntryBytes: 64 * MiB,
+  /** Actual inflated bytes read from one container in total. */
+  maxZipTotalBytes: 160 * MiB,
+  /** PDF: inflated bytes of all Flate streams together (decompression bombs). */
+  maxPdfInflatedBytes: 256 * MiB,
+  /** Extracted text of one document, characters (sections × section size, with slack). */
+  maxExtractedChars: 1000 * 16_384 + 1 * MiB,
+  /** Uploads extracted at the same time; more wait. Bounds peak memory of the process. */
+  extractConcurrency: 2,
+} as const;
+
+export type FileKind = "pdf" | "txt" | "md" | "json" | "csv" | "docx" | "xlsx" | "pptx";
+
+export const CONTENT_TYPES: Record<FileKind, string> = {
+  pdf: "application/pdf",
+  txt: "text/plain",
+  md: "text/markdown",
+  json: "application/json",
+  csv: "text/csv",
+  docx: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+  xlsx: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+  pptx: "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+};
+
+/** The kind from the file name's extension (case-insensitive), or undefined when not accepted. */
+export function kindOf(filename: string): FileKind | undefined {
+  const m = /\.([A-Za-z]+)$/.exec(filename);
+  const ext = m?.[1]?.toLowerCase();
+  return ext !== undefined && ext in CONTENT_TYPES ? ext as FileKind : undefined;
+}

@@ -1,0 +1,101 @@
+/** The file store of family alpha (§2.2, §3.1, §4.3): upload, list, read, delete for one key. */
+import type { Account } from "../accounts/accounts.ts";
+import type { App } from "../app.ts";
+import { GatewayError } from "../errors/gateway_error.ts";
+import type { FileSection, StoredFile } from "../store/store.ts";
+import { extractSections } from "./extract/mod.ts";
+import { CONTENT_TYPES, FILE_LIMITS } from "./limits.ts";
+import type { Upload } from "./multipart.ts";
+
+/** The public record of §2.2. */
+export interface FileObject {
+  id: string;
+  object: "file";
+  bytes: number;
+  created_at: number;
+  expires_at: number;
+  filename: string;
+  purpose: string;
+  content_type: string;
+}
+
+export function fileObject(f: StoredFile): FileObject {
+  const created = Math.floor(f.createdAt / 1000);
+  return {
+    id: f.id,
+    object: "file",
+    bytes: f.bytes,
+    created_at: created,
+    expires_at: created + Math.round((f.expiresAt - f.createdAt) / 1000),
+    filename: f.filename,
+    purpose: f.purpose,
+    content_type: f.contentType,
+  };
+}
+
+export function newFileId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(12));
+  return `file_${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
+
+/** Bounds how many documents are extracted at once (peak memory of the process). */
+class Gate {
+  #active = 0;
+  #waiting: (() => void)[] = [];
+  constructor(private readonly size: number) {}
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.#active >= this.size) await new Promise<void>((r) => this.#waiting.push(r));
+    else this.#active++;
+    try {
+      return await fn();
+    } finally {
+      const next = this.#waiting.shift();
+      if (next) next();
+      else this.#active--;
+    }
+  }
+}
+const extractionGate = new Gate(FILE_LIMITS.extractConcurrency);
+
+/** Extracts, then stores under the key's quota. Nothing is stored when any step fails. */
+export async function uploadFile(app: App, account: Account, upload: Upload): Promise<FileObject> {
+  const id = newFileId();
+  const sections = await extractionGate.run(async () => {
+    try {
+      return await extractSections(id, upload.kind, upload.bytes);
+    } catch (err) {
+      if (err instanceof GatewayError) throw err;
+      console.error(`file extraction failed (${upload.kind}): ${err instanceof Error ? err.stack : err}`);
+      throw new GatewayError("file_unreadable");
+    }
+  });
+  const sectionBytes = new TextEncoder().encode(JSON.stringify(sections)).byteLength;
+  const now = app.now();
+  const file: StoredFile = {
+    id,
+    keyId: account.rec.id,
+    filename: upload.filename,
+    purpose: upload.purpose,
+    contentType: CONTENT_TYPES[upload.kind],
+    bytes: upload.bytes.byteLength,
+    createdAt: now,
+    expiresAt: now + app.config.FILES_TTL_MS,
+    storedBytes: upload.bytes.byteLength + sectionBytes,
+  };
+  const res = await app.store.putFile(file, upload.bytes, sections, {
+    maxFiles: FILE_LIMITS.quotaFiles,
+    maxBytes: FILE_LIMITS.quotaBytes,
+  });
+  if (res === "quota_exceeded") throw new GatewayError("file_quota_exceeded");
+  return fileObject(file);
+}
+
+export async function getOwnFile(app: App, account: Account, id: string): Promise<StoredFile> {
+  const f = id.startsWith("file_") ? await app.store.getFile(account.rec.id, id, app.now()) : null;
+  if (!f) throw new GatewayError("file_not_found", { param: "file_id" });
+  return f;
+}
+
+export function fileSections(app: App, f: StoredFile): Promise<FileSection[]> {
+  return app.store.getFileSections(f);
+}

@@ -1,0 +1,117 @@
+/**
+ * Search backends behind SEARCH_UPSTREAM_URL (§4.4), chosen by SEARCH_BACKEND:
+ * - `searxng`: the SearXNG JSON API, `GET {url}/search?q=…&format=json` (self-hostable; the JSON
+ *   format must be enabled in its settings.yml). SEARCH_UPSTREAM_KEY, when set, goes as
+ *   `Authorization: Bearer` (for a SearXNG behind an authenticating proxy).
+ * - `brave`: the Brave Search API, `GET {url}/res/v1/web/search?q=…&count=20` with the key in
+ *   `X-Subscription-Token` (url e.g. https://api.search.brave.com).
+ * The operator's search URL is trusted configuration and is called with plain fetch (not through
+ * the page-fetch guard). Each adapter maps raw results to RawResult; search_handler.ts filters them.
+ */
+import { GatewayError } from "../errors/gateway_error.ts";
+
+export type SearchBackendName = "searxng" | "brave";
+
+/** One upstream result before filtering; every field may be missing or of a wrong type. */
+export interface RawResult {
+  url?: unknown;
+  title?: unknown;
+  snippet?: unknown;
+  date?: unknown;
+  site_name?: unknown;
+}
+
+export interface SearchBackend {
+  search(query: string, signal: AbortSignal): Promise<RawResult[]>;
+}
+
+export const SEARCH_TIMEOUT_MS = 15_000;
+/** Largest upstream search answer read, bytes. */
+const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
+
+async function getJson(url: string, headers: Record<string, string>, signal: AbortSignal): Promise<unknown> {
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      headers: { accept: "application/json", ...headers },
+      signal,
+      redirect: "error",
+    });
+  } catch {
+    throw new GatewayError("upstream_unavailable", { detail: "Поисковый сервис недоступен." });
+  }
+  if (!res.ok) {
+    await res.body?.cancel().catch(() => {});
+    throw new GatewayError(res.status === 429 ? "standard_capacity_saturated" : "upstream_unavailable", {
+      detail: `Поисковый сервис ответил ${res.status}.`,
+    });
+  }
+  const declared = Number(res.headers.get("content-length") ?? "0");
+  if (declared > MAX_ANSWER_BYTES) {
+    await res.body?.cancel().catch(() => {});
+    throw new GatewayError("upstream_invalid_response", { detail: "Ответ поиска слишком большой." });
+  }
+  let text: string;
+  try {
+    text = await res.text();
+  } catch {
+    throw new GatewayError("upstream_unavailable", { detail: "Поисковый сервис оборвал ответ." });
+  }
+  if (text.length > MAX_ANSWER_BYTES) {
+    throw new GatewayError("upstream_invalid_response", { detail: "Ответ поиска слишком большой." });
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new GatewayError("upstream_invalid_response", { detail: "Поисковый сервис вернул не JSON." });
+  }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === "object" && !Array.isArray(v);
+
+export function searxngBackend(baseUrl: string, key?: string): SearchBackend {
+  const base = baseUrl.replace(/\/+$/, "");
+  return {
+    async search(query, signal) {
+      const url = `${base}/search?${new URLSearchParams({ q: query, format: "json" })}`;
+      const body = await getJson(url, key ? { authorization: `Bearer ${key}` } : {}, signal);
+      if (!isObject(body) || !Array.isArray(body.results)) {
+        throw new GatewayError("upstream_invalid_response", { detail: "Ответ SearXNG без results." });
+      }
+      return body.results.filter(isObject).map((r) => ({
+        url: r.url,
+        title: r.title,
+        snippet: r.content,
+        date: r.publishedDate ?? r.pubdate,
+        site_name: r.site_name,
+      }));
+    },
+  };
+}
+
+export function braveBackend(baseUrl: string, key?: string): SearchBackend {
+  const base = baseUrl.replace(/\/+$/, "");
+  return {
+    async search(query, signal) {
+      const url = `${base}/res/v1/web/search?${new URLSearchParams({ q: query, count: "20" })}`;
+      const body = await getJson(url, key ? { "x-subscription-token": key } : {}, signal);
+      const web = isObject(body) ? body.web : undefined;
+      if (!isObject(body) || (web !== undefined && !isObject(web))) {
+        throw new GatewayError("upstream_invalid_response", { detail: "Ответ Brave Search некорректен." });
+      }
+      const results = isObject(web) && Array.isArray(web.results) ? web.results : [];
+      return results.filter(isObject).map((r) => ({
+        url: r.url,
+        title: r.title,
+        snippet: r.description,
+        date: r.page_age ?? r.age,
+        site_name: isObject(r.profile) ? r.profile.name : undefined,
+      }));
+    },
+  };
+}
+
+export function makeBackend(name: SearchBackendName, baseUrl: string, key?: string): SearchBackend {
+  return name === "brave" ? braveBackend(baseUrl, key) : searxngBackend(baseUrl, key);
+}

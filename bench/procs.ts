@@ -104,7 +104,6 @@ export async function startGatewayProc(simUrl: string, opts: GatewayOptions = {}
     HOST: "127.0.0.1",
     DATABASE_URL: "memory",
     ADMIN_TOKEN,
-    LOG_LEVEL: "warn",
     ALPHA_UPSTREAM_URL: simUrl,
     ALPHA_UPSTREAM_KEY: "up-alpha",
     BETA_UPSTREAM_URL: simUrl,
@@ -117,6 +116,25 @@ export async function startGatewayProc(simUrl: string, opts: GatewayOptions = {}
   const p = spawn("gateway", ["run", "-A", "--unstable-kv", ...prof, "main.ts"], env, url);
   try {
     await waitReady(`${url}/v1/models`);
+  } catch (err) {
+    await p.stop();
+    throw err;
+  }
+  return p;
+}
+
+/** The bare Deno proxy (bench/bare_proxy.ts) in front of the simulator: the runtime's own floor. */
+export async function startBareProxy(simUrl: string): Promise<Proc> {
+  const port = freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const p = spawn(
+    "bare proxy",
+    ["run", "--allow-net", "--allow-env", "bench/bare_proxy.ts"],
+    { UPSTREAM: simUrl, PORT: String(port), HOST: "127.0.0.1" },
+    url,
+  );
+  try {
+    await waitReady(`${url}/__sim/requests`);
   } catch (err) {
     await p.stop();
     throw err;

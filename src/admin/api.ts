@@ -2,7 +2,7 @@
 import type { App } from "../app.ts";
 import { timingSafeEqual } from "../auth/api_key.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
-import { readJsonObject } from "../http/body.ts";
+import { parseJsonObject, readBodyBytes, readJsonObject } from "../http/body.ts";
 import { jsonResponse } from "../http/json.ts";
 import type { RouteContext } from "../http/router.ts";
 import { applyKeyAction, createKey, KEY_ACTIONS, type KeyAction, keyView } from "./operations.ts";
@@ -32,15 +32,9 @@ export async function adminKeyAction(app: App, ctx: RouteContext): Promise<Respo
   requireAdmin(app, ctx.req);
   const action = ctx.params.action as KeyAction;
   if (!KEY_ACTIONS.includes(action)) throw new GatewayError("route_not_found");
-  const text = await ctx.req.text();
-  let body: unknown = {};
-  if (text.trim() !== "") {
-    try {
-      body = JSON.parse(text);
-    } catch {
-      throw new GatewayError("invalid_json");
-    }
-  }
+  // Actions like revoke take no body: an empty one stands for {}.
+  const bytes = await readBodyBytes(ctx.req, ADMIN_BODY_LIMIT);
+  const body = bytes.byteLength === 0 ? {} : parseJsonObject(bytes);
   return jsonResponse(
     200,
     await applyKeyAction(app.accounts, ctx.params.id!, action, body, app.now()),

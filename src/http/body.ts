@@ -37,7 +37,11 @@ const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 /** Reads a JSON object body: bad UTF-8 or JSON → invalid_json, any other JSON value → invalid_body_type. */
 export async function readJsonObject(req: Request, limit: number): Promise<Record<string, unknown>> {
-  const bytes = await readBodyBytes(req, limit);
+  return parseJsonObject(await readBodyBytes(req, limit));
+}
+
+/** Bad UTF-8 or JSON → invalid_json; any JSON value but an object → invalid_body_type. */
+export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(utf8.decode(bytes));

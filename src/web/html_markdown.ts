@@ -33,6 +33,7 @@ const DROP = [
   "meta",
   "base",
   "head",
+  "title",
 ];
 /** Page chrome removed when the page has no <main>/<article> to select. */
 const CHROME = [
@@ -53,6 +54,23 @@ const turndown = new TurndownService({
   hr: "---",
 });
 
+// Tight list items ("- item", "1. item") instead of turndown's default three-space padding.
+turndown.addRule("listItem", {
+  filter: "li",
+  // deno-lint-ignore no-explicit-any
+  replacement(content: string, node: any) {
+    const parent = node.parentNode;
+    let prefix = "- ";
+    if (parent?.nodeName === "OL") {
+      const start = Number(parent.getAttribute("start") ?? "1");
+      const index = Array.prototype.indexOf.call(parent.children, node);
+      prefix = `${(Number.isFinite(start) ? start : 1) + index}. `;
+    }
+    const body = content.replace(/^\n+/, "").replace(/\n+$/, "\n").replace(/\n/gm, "\n" + " ".repeat(prefix.length));
+    return prefix + body + (node.nextSibling && !/\n$/.test(body) ? "\n" : "");
+  },
+});
+
 function absolute(value: string | null, base: string): string | undefined {
   if (value === null || value.trim() === "") return undefined;
   try {
@@ -67,7 +85,7 @@ function absolute(value: string | null, base: string): string | undefined {
 /** Converts an HTML document to Markdown; `baseUrl` is the final URL of the page (after redirects). */
 export function htmlToMarkdown(html: string, baseUrl: string): string {
   // deno-lint-ignore no-explicit-any
-  const { document } = parseHTML(html) as any;
+  const { document } = parseHTML(/<body[\s>]/i.test(html) ? html : `<!doctype html><html><body>${html}</body></html>`) as any;
   const title: string = (document.querySelector("title")?.textContent ?? "").trim().replace(/\s+/g, " ");
   const baseHref = document.querySelector("base[href]")?.getAttribute("href");
   const base = absolute(baseHref ?? null, baseUrl) ?? baseUrl;

@@ -8,7 +8,7 @@
 import { benchEstimate } from "./estimate_bench.ts";
 import { benchLedger } from "./ledger_bench.ts";
 import { catProc, type CpuUse } from "./cpu.ts";
-import { createKey, type Proc, ROOT, startGatewayProc, startSim } from "./procs.ts";
+import { createKey, memoryOf, type Proc, ROOT, startBareProxy, startGatewayProc, startSim } from "./procs.ts";
 import { summariseProfiles } from "./profile.ts";
 import { cpuTable, document, machine, ms, num, type Row, table } from "./report.ts";
 import { plainScenarios } from "./scenarios.ts";
@@ -32,6 +32,7 @@ const loadStart = await loadavg();
 const cpu: { label: string; use: CpuUse }[] = [];
 const rows: Row[] = [];
 const notes: string[] = [];
+const floorNotes: string[] = [];
 
 // In-process benches first, while the machine is otherwise idle.
 log("estimateInputTokens over ~1 MiB bodies");
@@ -81,16 +82,29 @@ const onSignal = () => {
 Deno.addSignalListener("SIGINT", onSignal);
 Deno.addSignalListener("SIGTERM", onSignal);
 try {
-  log("starting simulator and gateway subprocesses");
+  log("starting simulator, bare proxy and gateway subprocesses");
   const sim = await startSim();
   procs.push(sim);
+  const bare = await startBareProxy(sim.url);
+  procs.push(bare);
   const gw = await startGatewayProc(sim.url, cpuProfDir ? { cpuProfDir } : {});
   procs.push(gw);
-  log(`  simulator pid ${sim.pid} ${sim.url}; gateway pid ${gw.pid} ${gw.url}`);
+  log(
+    `  simulator pid ${sim.pid} ${sim.url}; bare proxy pid ${bare.pid} ${bare.url}; gateway pid ${gw.pid} ${gw.url}`,
+  );
   const key = await createKey(gw.url);
-  const t = { sim, gw, key, seconds, warmup, log, cpu };
+  const t = { sim, bare, gw, key, seconds, warmup, log, cpu, notes: floorNotes };
   rows.unshift(...await plainScenarios(t), ...await streamScenarios(t));
-  rows.push(...await holdScenario(t, streams));
+
+  // The hold runs on a fresh gateway, so heap grown by the load scenarios does not count.
+  const loadGatewayHwmKiB = (await memoryOf(gw.pid)).hwmKiB;
+  await Promise.all([gw.stop(), bare.stop()]);
+  const fresh = await startGatewayProc(sim.url);
+  procs.push(fresh);
+  const freshKey = await createKey(fresh.url);
+  await new Promise((r) => setTimeout(r, 1000)); // let start-up garbage settle before "idle"
+  log(`  fresh gateway pid ${fresh.pid} ${fresh.url} for the hold`);
+  rows.push(...await holdScenario({ sim, gw: fresh, key: freshKey, log, cpu, loadGatewayHwmKiB }, streams));
 } finally {
   await stopAll();
   Deno.removeSignalListener("SIGINT", onSignal);
@@ -98,6 +112,7 @@ try {
 }
 
 notes.push(
+  ...floorNotes,
   "Added latency is gateway p50/p99 minus direct p50/p99 at one connection; the gateway path has two " +
     "loopback hops (client → gateway → simulator) and full protocol decode/encode plus billing.",
   "The load generator is Deno fetch in the same 2-CPU box; the direct-to-simulator req/s shows its ceiling " +
@@ -107,6 +122,10 @@ notes.push(
     "every 2 ms as a model does; 'burst': it sends the whole answer in one write, so the gateway's TTFB " +
     "includes translating every frame of that read before its first write reaches the socket. " +
     "Streaming throughput: 500-word answers (≈125 SSE content deltas each) at 32 concurrent streams.",
+  `The ${streams}-stream hold runs on a fresh gateway subprocess started after the other scenarios (the ` +
+    "load-scenario gateway and the bare proxy are stopped first), so heap grown by the load scenarios does " +
+    "not count: idle RSS is that process's after start-up and one admin call, 'with open streams' is the " +
+    "highest VmRSS sampled while all streams were open.",
 );
 if (cpuProfDir) notes.push(...await summariseProfiles(cpuProfDir));
 

@@ -4,7 +4,9 @@ import { catProc, type CpuUse } from "./cpu.ts";
 export interface Row {
   metric: string;
   direct?: string;
-  gateway: string;
+  /** The bare Deno proxy (bench/bare_proxy.ts): the runtime's own floor. */
+  bare?: string;
+  gateway?: string;
   ratio?: string;
   target?: string;
   /** undefined: informational, no target. */
@@ -18,11 +20,12 @@ export const ratio = (gw: number, direct: number) =>
   Number.isFinite(gw / direct) ? `${(gw / direct).toFixed(2)}×` : "n/a";
 
 export function table(rows: Row[]): string {
-  const head = "| Metric | Direct to simulator | Through gateway | Gateway / direct | Target | Result |";
-  const sep = "|---|---:|---:|---:|---|:---:|";
+  const head =
+    "| Metric | Direct to simulator | Bare Deno proxy | Through gateway | Gateway / direct | Target | Result |";
+  const sep = "|---|---:|---:|---:|---:|---|:---:|";
   const lines = rows.map((r) => {
     const result = r.pass === undefined ? "—" : r.pass ? "PASS" : "**FAIL**";
-    return `| ${r.metric} | ${r.direct ?? ""} | ${r.gateway} | ${r.ratio ?? ""} | ${
+    return `| ${r.metric} | ${r.direct ?? ""} | ${r.bare ?? ""} | ${r.gateway ?? ""} | ${r.ratio ?? ""} | ${
       r.target ?? ""
     } | ${result} |`;
   });
@@ -60,13 +63,14 @@ export async function machine(seconds: number, warmup: number, loadavg: string):
 
 /** Average cores used per process during each measured run (warm-up included). */
 export function cpuTable(runs: { label: string; use: CpuUse }[]): string {
+  const c = (x: number | undefined) => x === undefined ? "—" : x.toFixed(2);
   const lines = runs.map(({ label, use }) =>
-    `| ${label} | ${use.byName.client?.toFixed(2)} | ${use.byName.gateway?.toFixed(2)} | ` +
-    `${use.byName.sim?.toFixed(2)} | ${use.irq.toFixed(2)} | ${use.other.toFixed(2)} |`
+    `| ${label} | ${c(use.byName.client)} | ${c(use.byName.bare)} | ${c(use.byName.gateway)} | ` +
+    `${c(use.byName.sim)} | ${c(use.irq)} | ${c(use.other)} |`
   );
   return [
-    "| Run | Load generator | Gateway | Simulator | Kernel irq/softirq | Other processes |",
-    "|---|---:|---:|---:|---:|---:|",
+    "| Run | Load generator | Bare proxy | Gateway | Simulator | Kernel irq/softirq | Other processes |",
+    "|---|---:|---:|---:|---:|---:|---:|",
     ...lines,
   ].join("\n");
 }
@@ -81,7 +85,8 @@ export function document(m: Machine, rows: Row[], notes: string[], cpu: string):
     `- Load average (1/5/15 min) at start → end: ${m.loadavg}`,
     `- Command: \`${m.command}\` (from the repository root)`,
     `- Load: closed-loop fetch (keep-alive) loops, ${m.warmup} s warm-up + ${m.seconds} s measured per scenario;` +
-    " gateway and simulator each in their own subprocess, loopback only; billing on (every request reserves and settles).",
+    " gateway, bare Deno proxy and simulator each in their own subprocess, loopback only; billing on (every request" +
+    " reserves and settles).",
     "",
     table(rows),
     "",

@@ -1,9 +1,12 @@
-/** Targets 2 and 3: streaming TTFB and throughput (direct vs gateway), and 1,000 held streams. */
-import { withCpu } from "./cpu.ts";
+/**
+ * Targets 2 and 3: streaming TTFB and throughput (direct, bare Deno proxy, gateway), and 1,000 held
+ * streams on a fresh gateway process.
+ */
+import { type CpuUse, withCpu } from "./cpu.ts";
 import { holdStreams, type LoadResult, percentile } from "./load.ts";
-import { memoryOf } from "./procs.ts";
+import { memoryOf, type Proc } from "./procs.ts";
 import { ms, num, ratio, type Row } from "./report.ts";
-import { chat, endpoints, errNote, pair, type Targets } from "./scenarios.ts";
+import { chat, errNote, FLOOR, pair, PATH, type Targets } from "./scenarios.ts";
 
 const tt = (r: LoadResult, q: number) => percentile(r.ttfb, q);
 const perStream = (r: LoadResult) => r.requests ? r.chunks / r.requests : NaN;
@@ -20,18 +23,21 @@ async function ttfb(t: Targets, label: string, content: string): Promise<Row[]> 
     {
       metric: `Stream c=1 ${label}: TTFB p50`,
       direct: ms(tt(s.direct, 50)),
+      bare: ms(tt(s.bare, 50)) + errNote(s.bare),
       gateway: ms(tt(s.gateway, 50)) + errNote(s.gateway),
       ratio: ratio(tt(s.gateway, 50), tt(s.direct, 50)),
     },
     {
       metric: `Stream c=1 ${label}: TTFB p99`,
       direct: ms(tt(s.direct, 99)),
+      bare: ms(tt(s.bare, 99)),
       gateway: ms(tt(s.gateway, 99)),
       ratio: ratio(tt(s.gateway, 99), tt(s.direct, 99)),
     },
     {
       metric: `Stream c=1 ${label}: body chunks per stream received by the client`,
       direct: num(perStream(s.direct), 1),
+      bare: num(perStream(s.bare), 1),
       gateway: num(perStream(s.gateway), 1),
     },
     {
@@ -39,6 +45,16 @@ async function ttfb(t: Targets, label: string, content: string): Promise<Row[]> 
       gateway: ms(add),
       target: "< 2 ms",
       pass: add < 2 && s.gateway.errors === 0,
+    },
+    {
+      metric: `Added TTFB of the bare proxy c=1 ${label}, p50 (bare − direct)`,
+      bare: ms(tt(s.bare, 50) - tt(s.direct, 50)),
+      target: FLOOR,
+    },
+    {
+      metric: `Gateway added TTFB beyond the bare proxy c=1 ${label}, p50 (gateway − bare)`,
+      gateway: ms(tt(s.gateway, 50) - tt(s.bare, 50)),
+      target: FLOOR,
     },
   ];
 }
@@ -57,60 +73,80 @@ export async function streamScenarios(t: Targets): Promise<Row[]> {
     {
       metric: `Stream c=32 (${words} words): streams/s`,
       direct: num(s32.direct.rps),
+      bare: num(s32.bare.rps) + errNote(s32.bare),
       gateway: num(s32.gateway.rps) + errNote(s32.gateway),
       ratio: ratio(s32.gateway.rps, s32.direct.rps),
     },
     {
       metric: "Stream c=32: output tokens/s",
       direct: num(s32.direct.rps * words),
+      bare: num(s32.bare.rps * words),
       gateway: num(s32.gateway.rps * words),
       ratio: ratio(s32.gateway.rps, s32.direct.rps),
     },
     {
       metric: "Stream c=32: body MB/s received",
       direct: num(mbps(s32.direct), 1),
+      bare: num(mbps(s32.bare), 1),
       gateway: num(mbps(s32.gateway), 1),
       ratio: ratio(mbps(s32.gateway), mbps(s32.direct)),
     },
     {
       metric: "Stream c=32: TTFB p50 / full-stream p50",
       direct: `${ms(tt(s32.direct, 50))} / ${ms(p50(s32.direct))}`,
+      bare: `${ms(tt(s32.bare, 50))} / ${ms(p50(s32.bare))}`,
       gateway: `${ms(tt(s32.gateway, 50))} / ${ms(p50(s32.gateway))}`,
       ratio: ratio(p50(s32.gateway), p50(s32.direct)),
+    },
+    {
+      metric: "Gateway / bare proxy streams/s, c=32",
+      gateway: ratio(s32.gateway.rps, s32.bare.rps),
+      target: FLOOR,
     },
   );
   return rows;
 }
 
-/** Target 3: 1,000 streams held open at once through the gateway; gateway RSS meanwhile. */
-export async function holdScenario(t: Targets, n = 1000): Promise<Row[]> {
-  const { gateway } = endpoints(t);
+export interface HoldTargets {
+  sim: Proc;
+  /** A gateway process started just for the hold, after the load scenarios. */
+  gw: Proc;
+  key: string;
+  log: (s: string) => void;
+  cpu: { label: string; use: CpuUse }[];
+  /** VmHWM (KiB) of the gateway that served the load scenarios, for the whole-run peak row. */
+  loadGatewayHwmKiB: number;
+}
+
+/** Target 3: 1,000 streams held open at once through a fresh gateway; its RSS meanwhile. */
+export async function holdScenario(t: HoldTargets, n = 1000): Promise<Row[]> {
+  const url = t.gw.url + PATH;
+  const headers = { "content-type": "application/json", authorization: `Bearer ${t.key}` };
   const interval = 250, words = 36;
   const before = await memoryOf(t.gw.pid);
   t.log(
-    `${n} concurrent streams (interval ${interval} ms × ${words} words); gateway RSS before: ${
-      num(before.rssKiB / 1024, 1)
-    } MB`,
+    `${n} concurrent streams (interval ${interval} ms × ${words} words) on a fresh gateway (pid ${t.gw.pid}); ` +
+      `RSS before: ${num(before.rssKiB / 1024, 1)} MB`,
   );
   let peakRss = 0;
   const body = chat(`[[sim:interval=${interval}]][[sim:words=${words}]] Keep talking slowly.`, true);
   const [r, use] = await withCpu(
     { client: Deno.pid, gateway: t.gw.pid, sim: t.sim.pid },
     () =>
-      holdStreams(n, gateway.url, gateway.headers, body, async () => {
+      holdStreams(n, url, headers, body, async () => {
         for (let i = 0; i < 15; i++) {
           peakRss = Math.max(peakRss, (await memoryOf(t.gw.pid)).rssKiB);
           await new Promise((res) => setTimeout(res, 100));
         }
       }),
   );
-  t.cpu.push({ label: `gateway ${n} held streams`, use });
+  t.cpu.push({ label: `gateway ${n} held streams (fresh process)`, use });
   const after = await memoryOf(t.gw.pid);
   t.log(
     `  opened ${r.opened}, peak open ${r.peakOpen}, completed ${r.completed}, errors ${r.errors}` +
       `${r.firstError ? ` (first: ${r.firstError})` : ""}; ramp ${ms(r.rampMs)}; RSS while held ${
         num(peakRss / 1024, 1)
-      } MB`,
+      } MB, after ${num(after.rssKiB / 1024, 1)} MB, VmHWM ${num(after.hwmKiB / 1024, 1)} MB`,
   );
   const held = r.peakOpen === n && r.errors === 0;
   const mb = peakRss / 1024;
@@ -129,8 +165,13 @@ export async function holdScenario(t: Targets, n = 1000): Promise<Row[]> {
     },
     {
       metric: "Gateway RSS idle before / after the hold",
-      gateway: `${num(before.rssKiB / 1024, 1)} / ${num(after.rssKiB / 1024, 1)} MB`,
+      gateway: `${num(before.rssKiB / 1024, 1)} / ${num(after.rssKiB / 1024, 1)} MB (fresh process)`,
     },
-    { metric: "Gateway peak RSS over the whole run (VmHWM)", gateway: `${num(after.hwmKiB / 1024, 1)} MB` },
+    {
+      metric: "Gateway peak RSS over the whole run (VmHWM)",
+      gateway: `load scenarios ${num(t.loadGatewayHwmKiB / 1024, 1)} MB; hold (fresh process) ${
+        num(after.hwmKiB / 1024, 1)
+      } MB`,
+    },
   ];
 }

@@ -6,6 +6,7 @@
  * never asked, so a request that reaches the test server proves the connection used the checked IP.
  */
 import assert from "node:assert/strict";
+import { PDFDocument, StandardFonts } from "pdf-lib";
 import { errorHeaders } from "../src/errors/render.ts";
 import { type FetchDeps, fetchPage, PRODUCTION_FETCH } from "../src/web/fetch_service.ts";
 import type { FetchStats } from "../src/web/pinned_fetch.ts";
@@ -46,6 +47,16 @@ pB6knmITdNIE7VmsapgU1gNox7nMgp05U0KlihSrtr7IRZ2xp8nH0LVA
 `;
 
 const MiB = 1024 * 1024;
+
+/** A two-page PDF made with pdf-lib (standard fonts are Latin-only). */
+const pdfBytes: Uint8Array<ArrayBuffer> = await (async () => {
+  const doc = await PDFDocument.create();
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  for (const text of ["First page of the fetched PDF", "Second page"]) {
+    doc.addPage([300, 200]).drawText(text, { x: 20, y: 100, size: 12, font });
+  }
+  return new Uint8Array(await doc.save());
+})();
 const LOOPBACK_ONLY = (ip: string) => ip === "127.0.0.1";
 
 interface Seen {
@@ -89,13 +100,19 @@ function pageServer(seen: Seen[], big: Harness["big"], port: () => number, hold:
           headers: { "content-type": "text/plain; charset=windows-1251" },
         });
       case "/text":
-        return new Response("просто *текст*\n<b>не html</b>\n", { headers: { "content-type": "text/plain" } });
+        return new Response("просто *текст*\n<b>не html</b>\n", {
+          headers: { "content-type": "text/plain" },
+        });
       case "/gzip": {
-        const body = new Blob(["<p>сжатая <b>страница</b></p>"]).stream().pipeThrough(new CompressionStream("gzip"));
+        const body = new Blob(["<p>сжатая <b>страница</b></p>"]).stream().pipeThrough(
+          new CompressionStream("gzip"),
+        );
         return new Response(body, { headers: { "content-type": "text/html", "content-encoding": "gzip" } });
       }
       case "/pdf":
-        return new Response("%PDF-1.4\n", { headers: { "content-type": "application/pdf" } });
+        return new Response(pdfBytes, { headers: { "content-type": "application/pdf" } });
+      case "/broken-pdf":
+        return new Response("%PDF-1.4\nnot really", { headers: { "content-type": "application/pdf" } });
       case "/png":
         return new Response(new Uint8Array([0x89, 0x50]), { headers: { "content-type": "image/png" } });
       case "/missing":
@@ -105,17 +122,29 @@ function pageServer(seen: Seen[], big: Harness["big"], port: () => number, hold:
       case "/redirect-to-ip":
         return new Response(null, { status: 301, headers: { location: `http://127.0.0.1:${p}/page` } });
       case "/redirect-to-evil":
-        return new Response(null, { status: 302, headers: { location: `http://evil.example.com:${p}/page` } });
+        return new Response(null, {
+          status: 302,
+          headers: { location: `http://evil.example.com:${p}/page` },
+        });
       case "/redirect-to-file":
         return new Response(null, { status: 302, headers: { location: "file:///etc/passwd" } });
       case "/redirect-to-gopher":
-        return new Response(null, { status: 307, headers: { location: `gopher://test.example.com:${p}/_x` } });
+        return new Response(null, {
+          status: 307,
+          headers: { location: `gopher://test.example.com:${p}/_x` },
+        });
       case "/redirect-to-port":
-        return new Response(null, { status: 308, headers: { location: `http://test.example.com:${p + 1}/page` } });
+        return new Response(null, {
+          status: 308,
+          headers: { location: `http://test.example.com:${p + 1}/page` },
+        });
       case "/redirect-to-localhost":
         return new Response(null, { status: 303, headers: { location: `http://localhost:${p}/page` } });
       case "/redirect-userinfo":
-        return new Response(null, { status: 302, headers: { location: `http://test.example.com@127.0.0.1:${p}/` } });
+        return new Response(null, {
+          status: 302,
+          headers: { location: `http://test.example.com@127.0.0.1:${p}/` },
+        });
       case "/no-location":
         return new Response(null, { status: 302 });
       case "/big": {
@@ -215,7 +244,9 @@ async function withPages(fn: (h: Harness) => Promise<void>, resolver?: (lookups:
   }
 }
 
-async function failure(p: Promise<unknown>): Promise<{ status: number; code: string; detail?: string; err: any }> {
+async function failure(
+  p: Promise<unknown>,
+): Promise<{ status: number; code: string; detail?: string; err: any }> {
   try {
     await p;
   } catch (err: any) {
@@ -242,12 +273,14 @@ Deno.test("fetch: HTML page → clean Markdown via the checked address, Host hea
     assert.deepEqual(h.lookups.sort(), ["test.example.com A", "test.example.com AAAA"]);
   }));
 
-Deno.test("fetch: text/plain as is, charset honoured, gzip decoded; PDF and images → 415; 404 → 502", () =>
+Deno.test("fetch: text/plain as is, charset honoured, gzip decoded, PDF via the files extractor; images → 415; 404 → 502", () =>
   withPages(async (h) => {
     assert.equal((await fetchPage(`${h.base}/text`, h.deps)).content, "просто *текст*\n<b>не html</b>\n");
     assert.equal((await fetchPage(`${h.base}/cp1251`, h.deps)).content, "Привет");
     assert.equal((await fetchPage(`${h.base}/gzip`, h.deps)).content, "сжатая **страница**");
-    for (const path of ["/pdf", "/png"]) {
+    const pdf = await fetchPage(`${h.base}/pdf`, h.deps);
+    assert.equal(pdf.content, "First page of the fetched PDF\n\nSecond page");
+    for (const path of ["/broken-pdf", "/png"]) {
       const f = await failure(fetchPage(`${h.base}${path}`, h.deps));
       assert.equal(`${f.status} ${f.code}`, "415 managed_service_unsupported_content", path);
     }
@@ -384,6 +417,29 @@ Deno.test("fetch: a body cut short by the server → truncated: true", async () 
     assert.match(request, /\r\nConnection: close\r\n/);
   } finally {
     await served;
+    listener.close();
+  }
+});
+
+Deno.test("why not createHttpClient({proxy: tcp}): Deno 2.9 sends cleartext HTTP even for https URLs", async () => {
+  let plaintextSeen = false;
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  const accepted = (async () => {
+    const conn = await listener.accept();
+    const buf = new Uint8Array(1024);
+    const n = await conn.read(buf);
+    plaintextSeen = new TextDecoder().decode(buf.subarray(0, n ?? 0)).startsWith("GET /secret HTTP/1.1");
+    conn.close();
+  })();
+  const client = Deno.createHttpClient({ proxy: { transport: "tcp", hostname: "127.0.0.1", port } });
+  try {
+    await fetch("https://test.example.com/secret", { client }).then((r) => r.body?.cancel(), () => {});
+    await accepted;
+    // If a future Deno starts TLS here, this documents that the proxy option could replace pinned_fetch.ts.
+    assert.equal(plaintextSeen, true);
+  } finally {
+    client.close();
     listener.close();
   }
 });

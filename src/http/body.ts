@@ -1,5 +1,6 @@
 /** Request body reading with a hard size limit, counted on the wire (Content-Length may be absent or lie). */
 import { GatewayError } from "../errors/gateway_error.ts";
+import { concatBytes } from "../util/bytes.ts";
 
 export async function readBodyBytes(req: Request, limit: number): Promise<Uint8Array> {
   const declared = req.headers.get("content-length");
@@ -23,14 +24,7 @@ export async function readBodyBytes(req: Request, limit: number): Promise<Uint8A
     }
     chunks.push(value);
   }
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(size);
-  let off = 0;
-  for (const c of chunks) {
-    out.set(c, off);
-    off += c.byteLength;
-  }
-  return out;
+  return concatBytes(chunks);
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });

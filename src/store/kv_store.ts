@@ -2,6 +2,7 @@ import type { TariffRow } from "../billing/tariff_seed.ts";
 import type { FileQuota, FileSection, PutFileResult, Store, StoredFile, UsagePage } from "./store.ts";
 import type { CommitBatch, KeyRecord, UsageRow } from "./types.ts";
 import { kvKeys } from "./kv_keys.ts";
+import { concatBytes } from "../util/bytes.ts";
 
 /** Deno KV limits one atomic operation to 1000 mutations; batches larger than this are split. */
 const MAX_MUTATIONS = 900;
@@ -187,18 +188,10 @@ export class KvStore implements Store {
 
   async #readChunks(id: string, part: "data" | "sections"): Promise<Uint8Array> {
     const chunks: Uint8Array[] = [];
-    let size = 0;
     for await (const e of this.kv.list<Uint8Array>({ prefix: [...kvKeys.fileChunkPrefix(id), part] })) {
       chunks.push(e.value);
-      size += e.value.byteLength;
     }
-    const out = new Uint8Array(size);
-    let off = 0;
-    for (const c of chunks) {
-      out.set(c, off);
-      off += c.byteLength;
-    }
-    return out;
+    return chunks.length === 0 ? new Uint8Array(0) : concatBytes(chunks);
   }
 
   async #deleteChunks(id: string): Promise<void> {

@@ -6,6 +6,7 @@
  * loopback server through exactly the same code; there is no flag or setting that skips a check.
  */
 import { GatewayError } from "../errors/gateway_error.ts";
+import { extractSections } from "../files/extract/mod.ts";
 import { htmlToMarkdown } from "./html_markdown.ts";
 import { FetchFailed, type FetchStats, pinnedGet, type PinnedResponse } from "./pinned_fetch.ts";
 import {
@@ -54,6 +55,25 @@ export interface FetchResult {
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const HTML_TYPES = new Set(["text/html", "application/xhtml+xml"]);
 const TEXT_TYPES = new Set(["text/plain", "text/markdown", "text/x-markdown", "text/csv"]);
+const PDF_TYPE = "application/pdf";
+
+/**
+ * PDF through the files extractor (src/files/extract, the same limits as an upload: pages, inflation,
+ * extracted size); pages are separated by a blank line. A PDF the extractor refuses → 415.
+ */
+async function pdfToText(bytes: Uint8Array): Promise<string> {
+  try {
+    const sections = await extractSections("fetch", "pdf", bytes);
+    return sections.map((s) => s.text.trim()).filter((t) => t !== "").join("\n\n");
+  } catch (err) {
+    if (err instanceof GatewayError) {
+      throw new GatewayError("managed_service_unsupported_content", {
+        detail: `PDF: ${err.detail ?? err.code}`,
+      });
+    }
+    throw err;
+  }
+}
 
 export function destinationRejected(reason: string): GatewayError {
   return new GatewayError("managed_service_destination_rejected", { param: "url", detail: reason });
@@ -151,23 +171,21 @@ async function readPage(res: PinnedResponse, dest: Destination): Promise<FetchRe
     throw new GatewayError("managed_service_fetch_failed", { detail: `страница ответила ${res.status}` });
   }
   let { type, charset } = mediaType(res.headers);
-  if (type === "application/pdf") {
-    throw new GatewayError("managed_service_unsupported_content", {
-      detail: "PDF по адресу пока не поддерживается.",
-    });
-  }
-  if (type !== undefined && !HTML_TYPES.has(type) && !TEXT_TYPES.has(type)) {
+  if (type !== undefined && !HTML_TYPES.has(type) && !TEXT_TYPES.has(type) && type !== PDF_TYPE) {
     throw new GatewayError("managed_service_unsupported_content", { detail: `тип ${type}` });
   }
   const body = await res.readBody();
   const bytes = await decodeContentEncoding(res.headers.get("content-encoding"), body.bytes, dest);
   type ??= sniff(bytes);
+  if (type === PDF_TYPE) {
+    return {
+      content: await pdfToText(bytes),
+      content_type: MARKDOWN_CONTENT_TYPE,
+      truncated: !body.complete,
+    };
+  }
   if (type === undefined || (!HTML_TYPES.has(type) && !TEXT_TYPES.has(type))) {
-    throw new GatewayError("managed_service_unsupported_content", {
-      detail: type === "application/pdf"
-        ? "PDF по адресу пока не поддерживается."
-        : "тип содержимого не определён",
-    });
+    throw new GatewayError("managed_service_unsupported_content", { detail: "тип содержимого не определён" });
   }
   const html = HTML_TYPES.has(type);
   charset ??= html ? metaCharset(bytes) : undefined;

@@ -66,7 +66,10 @@ turndown.addRule("listItem", {
       const index = Array.prototype.indexOf.call(parent.children, node);
       prefix = `${(Number.isFinite(start) ? start : 1) + index}. `;
     }
-    const body = content.replace(/^\n+/, "").replace(/\n+$/, "\n").replace(/\n/gm, "\n" + " ".repeat(prefix.length));
+    const body = content.replace(/^\n+/, "").replace(/\n+$/, "\n").replace(
+      /\n/gm,
+      "\n" + " ".repeat(prefix.length),
+    );
     return prefix + body + (node.nextSibling && !/\n$/.test(body) ? "\n" : "");
   },
 });
@@ -85,7 +88,9 @@ function absolute(value: string | null, base: string): string | undefined {
 /** Converts an HTML document to Markdown; `baseUrl` is the final URL of the page (after redirects). */
 export function htmlToMarkdown(html: string, baseUrl: string): string {
   // deno-lint-ignore no-explicit-any
-  const { document } = parseHTML(/<body[\s>]/i.test(html) ? html : `<!doctype html><html><body>${html}</body></html>`) as any;
+  const { document } = parseHTML(
+    /<body[\s>]/i.test(html) ? html : `<!doctype html><html><body>${html}</body></html>`,
+  ) as any;
   const title: string = (document.querySelector("title")?.textContent ?? "").trim().replace(/\s+/g, " ");
   const baseHref = document.querySelector("base[href]")?.getAttribute("href");
   const base = absolute(baseHref ?? null, baseUrl) ?? baseUrl;

@@ -302,7 +302,7 @@ export async function pinnedGet(target: PinnedTarget, opts: PinnedOptions): Prom
     const path = target.url.pathname + target.url.search;
     const request = `GET ${path} HTTP/1.1\r\nHost: ${target.url.host}\r\n` +
       `User-Agent: Mozilla/5.0 (compatible; gateway-fetch/1.0)\r\n` +
-      `Accept: text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5\r\n` +
+      `Accept: text/html,application/xhtml+xml,text/plain;q=0.9,application/pdf;q=0.8,*/*;q=0.5\r\n` +
       `Accept-Encoding: identity\r\nConnection: close\r\n\r\n`;
     dog.phase("first byte", opts.firstByteTimeoutMs);
     try {

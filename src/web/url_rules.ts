@@ -99,6 +99,7 @@ function scriptOf(ch: string): string | undefined {
 /** Refuses a label that mixes scripts, or a Cyrillic/Greek label made only of Latin look-alikes. */
 export function homographReason(unicodeHost: string): string | undefined {
   for (const label of unicodeHost.split(".")) {
+    // deno-lint-ignore no-control-regex
     if (/^[\x00-\x7f]*$/.test(label)) continue;
     const scripts = new Set<string>();
     for (const ch of label) {
@@ -123,6 +124,7 @@ export function checkUrl(raw: string, ports: ReadonlySet<number> = PRODUCTION_PO
   if (raw.length === 0) malformed("empty URL");
   if (raw.length > MAX_URL_CHARS) malformed(`URL longer than ${MAX_URL_CHARS} characters`);
   // The WHATWG parser silently strips tabs/newlines and edge spaces; refuse them before it can.
+  // deno-lint-ignore no-control-regex
   if (/[\s\x00-\x1f\x7f\u0085\u00a0\u1680\u2000-\u200f\u2028-\u202f\u205f\u2060\u3000\ufeff]/u.test(raw)) {
     malformed("whitespace or control character in URL");
   }
@@ -172,6 +174,7 @@ export function checkHostName(host: string, written = host): void {
   for (const s of PRIVATE_SUFFIXES) {
     if (host === s || host.endsWith("." + s)) reject(`.${s} names are not public`);
   }
+  // deno-lint-ignore no-control-regex
   if (labels.some((l) => l.startsWith("xn--")) || /[^\x00-\x7f]/.test(written)) {
     const unicode = domainToUnicode(host);
     if (unicode === "") reject("invalid internationalised name");

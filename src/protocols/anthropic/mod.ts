@@ -1,6 +1,6 @@
 /** The Anthropic Messages protocol: client surface, upstream protocol and native relay. */
 import type { Protocol } from "../codec.ts";
-import { parseUpstreamError } from "./error.ts";
+import { parseUpstreamError } from "../upstream_error.ts";
 import { createRelay, prepareNativeRequest, relayResponse } from "./relay.ts";
 import { decodeRequest } from "./request_decode.ts";
 import { encodeRequest } from "./request_encode.ts";

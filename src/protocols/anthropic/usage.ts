@@ -2,7 +2,7 @@
  * Anthropic usage ↔ internal usage (§5.8). Anthropic `input_tokens` EXCLUDES cache reads and writes;
  * the internal `inputTokens` includes them.
  */
-import type { IRUsage } from "../../ir/usage.ts";
+import { emptyUsage, type IRUsage } from "../../ir/usage.ts";
 
 /** The Anthropic usage fields we read, each kept only when the upstream reported it. */
 export interface AnthropicUsageFields {
@@ -62,15 +62,7 @@ export function toIRUsage(f: AnthropicUsageFields): Partial<IRUsage> {
 /** A complete internal usage from a non-streaming `usage` object; undefined when it is missing. */
 export function usageFromAnthropic(raw: unknown): IRUsage | undefined {
   if (typeof raw !== "object" || raw === null) return undefined;
-  return {
-    inputTokens: 0,
-    cachedInputTokens: 0,
-    cacheWriteTokens: 0,
-    outputTokens: 0,
-    reasoningTokens: 0,
-    webSearchRequests: 0,
-    ...toIRUsage(readAnthropicUsage(raw)),
-  };
+  return { ...emptyUsage(), ...toIRUsage(readAnthropicUsage(raw)) };
 }
 
 /** Internal usage → the four Anthropic counters shown to clients. */

@@ -1,6 +1,6 @@
 /** The OpenAI Chat Completions protocol: client surface, upstream protocol and native relay. */
 import type { Protocol } from "../codec.ts";
-import { parseUpstreamError } from "./error.ts";
+import { parseUpstreamError } from "../upstream_error.ts";
 import { prepareNativeRequest, relayResponse } from "./native.ts";
 import { createRelay } from "./relay.ts";
 import { decodeRequest } from "./request_decode.ts";

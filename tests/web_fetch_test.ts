@@ -429,7 +429,9 @@ Deno.test("why not createHttpClient({proxy: tcp}): Deno 2.9 sends cleartext HTTP
     const conn = await listener.accept();
     const buf = new Uint8Array(1024);
     const n = await conn.read(buf);
-    plaintextSeen = new TextDecoder().decode(buf.subarray(0, n ?? 0)).startsWith("GET /secret HTTP/1.1");
+    plaintextSeen = new TextDecoder().decode(buf.subarray(0, n ?? 0)).startsWith(
+      "GET https://test.example.com/secret HTTP/1.1",
+    );
     conn.close();
   })();
   const client = Deno.createHttpClient({ proxy: { transport: "tcp", hostname: "127.0.0.1", port } });

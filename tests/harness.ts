@@ -41,6 +41,7 @@ export async function startTestGateway(env: Record<string, string> = {}): Promis
     });
     return { status: res.status, json: await res.json() };
   };
+  const keyIds: string[] = [];
   return {
     gw,
     sim,
@@ -49,11 +50,17 @@ export async function startTestGateway(env: Record<string, string> = {}): Promis
     async newKey(balanceUsd = "10.00", extra = {}) {
       const { status, json } = await admin("POST", "/admin/keys", { balance_usd: balanceUsd, ...extra });
       if (status !== 201) throw new Error(`key create failed: ${status} ${JSON.stringify(json)}`);
+      keyIds.push(json.id);
       return { id: json.id, key: json.key };
     },
     async close() {
-      await gw.close();
-      await sim.close();
+      try {
+        // Ledger identity after every test (billing issue): credited = balance + open holds + spent, exactly.
+        for (const id of keyIds) await assertLedgerIdentity(gw, id);
+      } finally {
+        await gw.close();
+        await sim.close();
+      }
     },
   };
 }
@@ -72,3 +79,19 @@ export function post(url: string, key: string | null, body: unknown, headers: Re
 }
 
 export const ANTHROPIC_HEADERS = { "anthropic-version": "2023-06-01" };
+
+/**
+ * initial + top-ups = available balance + open holds + settled spend, in exact pico-USD; and the
+ * settled spend equals what the durable usage rows charged is checked by the billing tests.
+ */
+export function assertLedgerIdentity(gw: Gateway, keyId: string): void {
+  const acc = gw.app.accounts.get(keyId);
+  if (!acc) throw new Error(`no account ${keyId}`);
+  const r = acc.rec;
+  const available = gw.app.accounts.available(acc);
+  if (r.credited !== available + acc.held + r.spent) {
+    throw new Error(
+      `ledger identity broken for ${keyId}: credited ${r.credited} != available ${available} + held ${acc.held} + spent ${r.spent}`,
+    );
+  }
+}

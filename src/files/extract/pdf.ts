@@ -16,7 +16,7 @@ export async function extractPdf(bytes: Uint8Array, sink: SectionSink): Promise<
   let doc: Awaited<ReturnType<typeof getDocumentProxy>>;
   try {
     // pdf.js may transfer (detach) the buffer it gets: give it a copy.
-    doc = await getDocumentProxy(bytes.slice(), { stopAtErrors: false });
+    doc = await getDocumentProxy(bytes.slice(), { stopAtErrors: false, verbosity: 0 });
   } catch (err) {
     const name = err instanceof Error ? err.name : "";
     if (name === "PasswordException") throw unreadable("PDF защищён паролем.");

@@ -78,7 +78,7 @@ export class Ooxml {
     });
     try {
       await entry.getData(sink);
-    } catch (err) {
+    } catch {
       if (failure) throw failure;
       throw unreadable(`Часть ${path} повреждена.`);
     }

@@ -2,12 +2,10 @@
 import { adminCreateKey, adminGetKey, adminKeyAction } from "../admin/api.ts";
 import { adminGetTariff, adminSetTariff } from "../admin/tariff_api.ts";
 import type { App } from "../app.ts";
-import { authenticate } from "../auth/authenticate.ts";
 import { listModels } from "../catalog/list_models.ts";
 import { countTokens } from "../engine/count_tokens.ts";
 import { generate, type SurfaceRoute } from "../engine/generate.ts";
 import { deleteFile, getFile, getFileContent, listFiles, postFile } from "../files/handlers.ts";
-import { GatewayError } from "../errors/gateway_error.ts";
 import type { Envelope } from "../errors/render.ts";
 import { getUsage, getUsageRequests } from "../usage/handlers.ts";
 import type { Route, RouteContext } from "./router.ts";
@@ -20,12 +18,6 @@ const surface = (s: SurfaceRoute["surface"], thetaOnly: boolean, endpoint: strin
   generate(app, ctx, { surface: s, thetaOnly, endpoint });
 const counting = (thetaOnly: boolean): Handler => (app, ctx) =>
   countTokens(app, ctx, { surface: "anthropic", thetaOnly, endpoint: "count_tokens" });
-
-/** Endpoints owned by later work answer an honest 503 after authentication, never a crash. */
-const notYet: Handler = async (app, ctx) => {
-  await authenticate(ctx.req.headers, app.accounts);
-  throw new GatewayError("service_unavailable", { detail: "Эта функция ещё не включена на шлюзе." });
-};
 
 const r = (method: string, path: string, envelope: Envelope, handler: Handler): Route<Handler> => ({
   method,

@@ -1,0 +1,317 @@
+/**
+ * Subprocess side of the file-extraction bench (bench/files_bench.ts). Two modes:
+ *
+ *   build <dir>                      writes every fixture of CASES into <dir>, prints {name: bytes} as JSON
+ *   extract <kind> <file> [runs]     extracts <file> `runs` times (default 3) in this fresh process and
+ *                                    prints one JSON line: wall times, outcome, baseline RSS and peak RSS
+ *
+ * The fixtures are built in memory with the test builders (tests/fixtures/files/build.ts), but in a
+ * process of their own: building the zip bomb alone needs a 100 MiB string, and V8 keeps heap pages it
+ * once grew, which a later extraction in the same process would reuse without raising the RSS. The
+ * extracting process only loads the modules and takes its baseline RSS, then reads the file and
+ * extracts it; before each run it collects garbage and resets its high-water mark (/proc/self/clear_refs
+ * "5"), so each run's VmHWM is that run's alone (above whatever the process still holds).
+ *
+ * Needs -A (reads /proc/self/status, writes /proc/self/clear_refs) and --v8-flags=--expose-gc.
+ */
+import { GatewayError } from "../src/errors/gateway_error.ts";
+import { extractSections } from "../src/files/extract/mod.ts";
+import { type FileKind, MiB } from "../src/files/limits.ts";
+import { docx, docxXml, pdf, zip } from "../tests/fixtures/files/build.ts";
+import { PDFDocument } from "pdf-lib";
+
+export interface Case {
+  name: string;
+  kind: FileKind;
+  /** What the extraction must do: "ok", or the refusal code. */
+  expect: string;
+  /** Table label. */
+  label: string;
+}
+
+export const CASES: Case[] = [
+  { name: "xlsx-10mib", kind: "xlsx", expect: "ok", label: "10 MiB XLSX" },
+  { name: "pdf-200-pages", kind: "pdf", expect: "ok", label: "200-page PDF" },
+  { name: "docx-10mib", kind: "docx", expect: "ok", label: "10 MiB DOCX" },
+  { name: "zip-bomb", kind: "docx", expect: "file_limit_exceeded", label: "hostile: zip bomb DOCX" },
+  {
+    name: "pdf-bomb",
+    kind: "pdf",
+    expect: "file_limit_exceeded",
+    label: "hostile: PDF decompression bomb",
+  },
+  {
+    name: "pdf-10000-pages",
+    kind: "pdf",
+    expect: "file_limit_exceeded",
+    label: "hostile: 10,000-page PDF",
+  },
+  { name: "docx-xxe", kind: "docx", expect: "file_unreadable", label: "hostile: XXE DOCX" },
+  {
+    name: "csv-10mib-line",
+    kind: "csv",
+    expect: "file_limit_exceeded",
+    label: "hostile: CSV with one 10 MiB line",
+  },
+];
+
+const enc = (s: string) => new TextEncoder().encode(s);
+/** Files must stay within §8.2's single-file limit (10 MiB); the big fixtures aim just under it. */
+const TARGET_MAX = 10 * MiB;
+const TARGET_MIN = 10 * MiB - 256 * 1024;
+
+/** Deterministic pseudo-random text (mulberry32): realistic text compresses ~4×, so a text-only 10 MiB
+ * Office file needs low-redundancy text to stay inside the extracted-text limits. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const ALPHA = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+
+/** Random words of 2–10 letters, exactly `len` characters. */
+function words(r: () => number, len: number): string {
+  let s = "";
+  while (s.length < len) {
+    const n = 2 + Math.floor(r() * 9);
+    for (let i = 0; i < n; i++) s += ALPHA[Math.floor(r() * ALPHA.length)];
+    s += " ";
+  }
+  return s.slice(0, len - 1) + ".";
+}
+
+/** Grows `units` until the built file is within [TARGET_MIN, TARGET_MAX] (size is ~linear in units). */
+async function sized(build: (units: number) => Promise<Uint8Array>, guess: number): Promise<Uint8Array> {
+  let units = guess;
+  for (let i = 0; i < 6; i++) {
+    const bytes = await build(units);
+    if (bytes.byteLength <= TARGET_MAX && bytes.byteLength >= TARGET_MIN) return bytes;
+    units = Math.floor(units * ((TARGET_MAX - 96 * 1024) / bytes.byteLength));
+  }
+  throw new Error("fixture size did not converge");
+}
+
+/**
+ * 10 MiB XLSX: one sheet, rows of 10 cells (a number, a date serial, 8 shared strings of ~180 random
+ * characters): ~95,000 cells (≤ 200,000), ~9,500 rows (≤ 20,000), every cell ≪ 32,768 characters.
+ * The workbook is written here (a Map for the shared strings) because the test builder's shared-string
+ * lookup is quadratic; the zip comes from the test builder.
+ */
+function xlsxBig(rows: number): Promise<Uint8Array> {
+  const r = rng(1);
+  const S = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"';
+  const REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
+  const shared: string[] = [];
+  const index = new Map<string, number>();
+  const sst = (s: string) => {
+    let i = index.get(s);
+    if (i === undefined) index.set(s, i = shared.push(s) - 1);
+    return i;
+  };
+  const cols = "ABCDEFGHIJ";
+  const out: string[] = [];
+  for (let i = 1; i <= rows; i++) {
+    let row = `<row r="${i}"><c r="A${i}"><v>${i}</v></c><c r="B${i}"><v>${45000 + (i % 900)}</v></c>`;
+    for (let c = 2; c < 10; c++) {
+      row += `<c r="${cols[c]}${i}" t="s"><v>${sst(words(r, 150 + Math.floor(r() * 60)))}</v></c>`;
+    }
+    out.push(row + "</row>");
+  }
+  return zip({
+    "[Content_Types].xml":
+      `<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>`,
+    "xl/workbook.xml":
+      `<?xml version="1.0"?><workbook ${S} xmlns:r="${REL}"><sheets><sheet name="Данные" sheetId="1" r:id="rId1"/></sheets></workbook>`,
+    "xl/_rels/workbook.xml.rels":
+      `<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${REL}/worksheet" Target="worksheets/sheet1.xml"/><Relationship Id="rIdS" Type="${REL}/sharedStrings" Target="sharedStrings.xml"/></Relationships>`,
+    "xl/worksheets/sheet1.xml": `<?xml version="1.0"?><worksheet ${S}><sheetData>${
+      out.join("")
+    }</sheetData></worksheet>`,
+    "xl/sharedStrings.xml": `<?xml version="1.0"?><sst ${S} count="${shared.length}">${
+      shared.map((s) => `<si><t>${s}</t></si>`).join("")
+    }</sst>`,
+  });
+}
+
+/**
+ * 10 MiB DOCX of plain paragraphs of 4,095 random characters. The length is chosen so four paragraphs
+ * and their line breaks fill exactly one 16,384-character section: with longer or uneven paragraphs the
+ * extractor cuts each full section into a 16 KiB piece plus a short remainder, and a 10 MiB text-only
+ * document would pass the 1000-section limit.
+ */
+function docxBig(paragraphs: number): Promise<Uint8Array> {
+  const r = rng(2);
+  return docx(Array.from({ length: paragraphs }, () => ({ p: words(r, 4095) })));
+}
+
+/** 200 pages, 18 lines of ~60 characters on each (the test builder draws the text block on every page). */
+function pdf200(): Promise<Uint8Array> {
+  const r = rng(3);
+  return pdf(
+    Array.from({ length: 200 }, (_, p) =>
+      [
+        `Page ${p + 1}`,
+        ...Array.from({ length: 17 }, () => words(r, 60)),
+      ].join("\n")),
+  );
+}
+
+/** The hostile files of tests/files_extract_test.ts, at the sizes used there. */
+async function pdfBomb(): Promise<Uint8Array> {
+  const zeros = new Uint8Array(MiB);
+  const cs = new CompressionStream("deflate");
+  const w = cs.writable.getWriter();
+  const chunks: Uint8Array[] = [];
+  const reading = (async () => {
+    for await (const c of cs.readable) chunks.push(c);
+  })();
+  for (let i = 0; i < 300; i++) await w.write(zeros); // 300 MiB inflated > the 256 MiB bound
+  await w.close();
+  await reading;
+  const stream = concat(chunks);
+  const head = enc(`%PDF-1.4\n1 0 obj\n<< /Length ${stream.byteLength} /Filter /FlateDecode >>\nstream\n`);
+  return concat([head, stream, enc("\nendstream\nendobj\ntrailer\n<< >>\n%%EOF\n")]);
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, c) => n + c.byteLength, 0));
+  let off = 0;
+  for (const c of parts) out.set(c, off), off += c.byteLength;
+  return out;
+}
+
+async function build(name: string): Promise<Uint8Array> {
+  switch (name) {
+    case "xlsx-10mib":
+      return await sized(xlsxBig, 9000);
+    case "pdf-200-pages":
+      return await pdf200();
+    case "docx-10mib":
+      return await sized(docxBig, 3300);
+    case "zip-bomb": // one part inflating to 100 MiB of one byte (over the 64 MiB per-part bound)
+      return await docx(
+        [],
+        docxXml([]).replace("<w:body>", `<w:body><w:p><w:r><w:t>${"A".repeat(100 * MiB)}`),
+      );
+    case "pdf-bomb":
+      return await pdfBomb();
+    case "pdf-10000-pages": {
+      const doc = await PDFDocument.create();
+      for (let i = 0; i < 10_000; i++) doc.addPage([10, 10]);
+      return await doc.save();
+    }
+    case "docx-xxe":
+      return await docx(
+        [],
+        `<?xml version="1.0"?><!DOCTYPE d [<!ENTITY x SYSTEM "file:///etc/passwd">]><w:document xmlns:w="x"><w:body><w:p><w:r><w:t>&x;</w:t></w:r></w:p></w:body></w:document>`,
+      );
+    case "csv-10mib-line":
+      return enc("a,".repeat(5 * MiB));
+  }
+  throw new Error(`unknown case ${name}`);
+}
+
+async function memKiB(): Promise<{ rss: number; hwm: number }> {
+  const text = await Deno.readTextFile("/proc/self/status");
+  const field = (n: string) => Number(new RegExp(`^${n}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? NaN);
+  return { rss: field("VmRSS"), hwm: field("VmHWM") };
+}
+
+export interface RunnerResult {
+  kind: FileKind;
+  fileBytes: number;
+  /** "ok" or the refusal code, the same on every run (else "mixed: …"). */
+  outcome: string;
+  timesMs: number[];
+  medianMs: number;
+  /** JSON.stringify of the sections + UTF-8 encode, as the upload does to size the record (ok runs). */
+  jsonMs: number;
+  sections: number;
+  chars: number;
+  /** RSS after loading the modules and a full GC, before reading the file. */
+  baselineKiB: number;
+  /** VmHWM after each run; before each run the heap is collected and VmHWM reset to the current RSS. */
+  peaksKiB: number[];
+  /** The highest of peaksKiB. */
+  peakKiB: number;
+  hwmReset: boolean;
+}
+
+async function resetHwm(): Promise<boolean> {
+  try {
+    await Deno.writeTextFile("/proc/self/clear_refs", "5");
+    return true;
+  } catch {
+    return false; // the peak then also covers start-up (module compilation)
+  }
+}
+
+async function extractMode(kind: FileKind, file: string, runs: number): Promise<RunnerResult> {
+  const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
+  gc();
+  const base = await memKiB();
+  const bytes = await Deno.readFile(file);
+  const timesMs: number[] = [];
+  const peaksKiB: number[] = [];
+  const outcomes = new Set<string>();
+  let sections = 0, chars = 0, jsonMs = 0, hwmReset = true;
+  for (let i = 0; i < runs; i++) {
+    // Each run starts from a collected heap with the high-water mark reset to the current RSS, so its
+    // peak is not raised by the garbage of the run before.
+    gc();
+    hwmReset = await resetHwm() && hwmReset;
+    const t0 = performance.now();
+    try {
+      const s = await extractSections("file_bench", kind, bytes);
+      timesMs.push(performance.now() - t0);
+      outcomes.add("ok");
+      const t1 = performance.now();
+      new TextEncoder().encode(JSON.stringify(s)).byteLength;
+      jsonMs = performance.now() - t1;
+      sections = s.length;
+      chars = s.reduce((n, x) => n + x.text.length, 0);
+    } catch (err) {
+      timesMs.push(performance.now() - t0);
+      outcomes.add(err instanceof GatewayError ? err.code : `error: ${err}`);
+    }
+    peaksKiB.push((await memKiB()).hwm);
+  }
+  const sorted = [...timesMs].sort((a, b) => a - b);
+  return {
+    kind,
+    fileBytes: bytes.byteLength,
+    outcome: outcomes.size === 1 ? [...outcomes][0]! : `mixed: ${[...outcomes].join(", ")}`,
+    timesMs,
+    medianMs: sorted[Math.floor(sorted.length / 2)]!,
+    jsonMs,
+    sections,
+    chars,
+    baselineKiB: base.rss,
+    peaksKiB,
+    peakKiB: Math.max(...peaksKiB),
+    hwmReset,
+  };
+}
+
+if (import.meta.main) {
+  const [mode, a, b, c] = Deno.args;
+  if (mode === "build" && a) {
+    const sizes: Record<string, number> = {};
+    for (const k of CASES) {
+      const bytes = await build(k.name);
+      await Deno.writeFile(`${a}/${k.name}`, bytes);
+      sizes[k.name] = bytes.byteLength;
+    }
+    console.log(JSON.stringify(sizes));
+  } else if (mode === "extract" && a && b) {
+    console.log(JSON.stringify(await extractMode(a as FileKind, b, Number(c ?? 3))));
+  } else {
+    console.error("usage: files_runner.ts build <dir> | extract <kind> <file> [runs]");
+    Deno.exit(2);
+  }
+}

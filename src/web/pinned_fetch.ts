@@ -19,16 +19,18 @@
  *   passes the limit (a declared Content-Length over the limit closes it before the body is read).
  * - Timeouts: connect (TCP + TLS handshake), first byte of the response, and a total deadline.
  */
+import {
+  BodySink,
+  type Conn,
+  FetchFailed,
+  type FetchStats,
+  MAX_HEAD_BYTES,
+  parseHead,
+  READ_CHUNK,
+  WireReader,
+} from "./http1_wire.ts";
 
-export class FetchFailed extends Error {
-  constructor(
-    readonly kind: "connect" | "tls" | "protocol" | "timeout" | "too_large",
-    message: string,
-  ) {
-    super(message);
-    this.name = "FetchFailed";
-  }
-}
+export { FetchFailed, type FetchStats } from "./http1_wire.ts";
 
 export interface PinnedTarget {
   url: URL;
@@ -52,11 +54,6 @@ export interface PinnedOptions {
   stats?: FetchStats;
 }
 
-export interface FetchStats {
-  connectedTo: string[];
-  wireBytes: number;
-}
-
 export interface PinnedResponse {
   status: number;
   headers: Headers;
@@ -65,16 +62,10 @@ export interface PinnedResponse {
   close(): void;
 }
 
-const MAX_HEAD_BYTES = 64 * 1024;
-const MAX_LINE_BYTES = 8 * 1024;
 /** Allowance for chunk framing on top of the body limit, bytes. */
 const FRAMING_ALLOWANCE = 256 * 1024;
-const READ_CHUNK = 64 * 1024;
 
 const enc = new TextEncoder();
-const latin1 = new TextDecoder("latin1");
-
-type Conn = Deno.TcpConn | Deno.TlsConn;
 
 /** Watches one connection: closes it when a phase or the total deadline runs out. */
 class Watchdog {
@@ -122,120 +113,6 @@ class Watchdog {
   }
 }
 
-class WireReader {
-  #pending = new Uint8Array(0);
-  #firstByte = false;
-  eof = false;
-
-  constructor(
-    private readonly conn: Conn,
-    private readonly maxWire: number,
-    private readonly dog: Watchdog,
-    private readonly stats: FetchStats | undefined,
-    private readonly onFirstByte: () => void,
-  ) {}
-
-  get pendingLength() {
-    return this.#pending.length;
-  }
-
-  /** Reads more bytes from the socket; false on end of stream. */
-  async fill(): Promise<boolean> {
-    if (this.eof) return false;
-    const chunk = new Uint8Array(READ_CHUNK);
-    let n: number | null;
-    try {
-      n = await this.conn.read(chunk);
-    } catch (err) {
-      if (this.dog.fired) throw new FetchFailed("timeout", `timed out (${this.dog.fired})`);
-      throw new FetchFailed("protocol", `read failed: ${err instanceof Error ? err.message : err}`);
-    }
-    if (this.dog.fired) throw new FetchFailed("timeout", `timed out (${this.dog.fired})`);
-    if (n === null) {
-      this.eof = true;
-      return false;
-    }
-    if (!this.#firstByte) {
-      this.#firstByte = true;
-      this.onFirstByte();
-    }
-    if (this.stats) this.stats.wireBytes += n;
-    this.#wire += n;
-    if (this.#wire > this.maxWire) throw new FetchFailed("too_large", "page is over the size limit");
-    const next = new Uint8Array(this.#pending.length + n);
-    next.set(this.#pending);
-    next.set(chunk.subarray(0, n), this.#pending.length);
-    this.#pending = next;
-    return true;
-  }
-  #wire = 0;
-
-  /** Takes up to `n` pending bytes (filling once if none are pending); empty at end of stream. */
-  async take(n: number): Promise<Uint8Array> {
-    if (this.#pending.length === 0 && !(await this.fill())) return new Uint8Array(0);
-    const out = this.#pending.subarray(0, Math.min(n, this.#pending.length));
-    this.#pending = this.#pending.subarray(out.length);
-    return out;
-  }
-
-  /** Everything up to (and excluding) the first `\r\n\r\n`; undefined on a stream that ends first. */
-  async head(): Promise<string | undefined> {
-    for (;;) {
-      const i = indexOf(this.#pending, [13, 10, 13, 10]);
-      if (i >= 0) {
-        const text = latin1.decode(this.#pending.subarray(0, i));
-        this.#pending = this.#pending.subarray(i + 4);
-        return text;
-      }
-      if (this.#pending.length > MAX_HEAD_BYTES) throw new FetchFailed("protocol", "response head too large");
-      if (!(await this.fill())) return undefined;
-    }
-  }
-
-  /** One CRLF-terminated line; undefined on end of stream. */
-  async line(): Promise<string | undefined> {
-    for (;;) {
-      const i = indexOf(this.#pending, [13, 10]);
-      if (i >= 0) {
-        const text = latin1.decode(this.#pending.subarray(0, i));
-        this.#pending = this.#pending.subarray(i + 2);
-        return text;
-      }
-      if (this.#pending.length > MAX_LINE_BYTES) throw new FetchFailed("protocol", "line too long");
-      if (!(await this.fill())) return undefined;
-    }
-  }
-}
-
-function indexOf(hay: Uint8Array, needle: number[]): number {
-  outer: for (let i = 0; i + needle.length <= hay.length; i++) {
-    for (let j = 0; j < needle.length; j++) if (hay[i + j] !== needle[j]) continue outer;
-    return i;
-  }
-  return -1;
-}
-
-class BodySink {
-  chunks: Uint8Array[] = [];
-  size = 0;
-  constructor(private readonly max: number) {}
-  push(b: Uint8Array) {
-    if (b.length === 0) return;
-    this.size += b.length;
-    if (this.size > this.max) throw new FetchFailed("too_large", "page is over the size limit");
-    this.chunks.push(b.slice());
-  }
-  bytes(): Uint8Array {
-    const out = new Uint8Array(this.size);
-    let off = 0;
-    for (const c of this.chunks) {
-      out.set(c, off);
-      off += c.length;
-    }
-    return out;
-  }
-}
-
 async function connectPinned(
   target: PinnedTarget,
   opts: PinnedOptions,
@@ -274,23 +151,6 @@ async function connectPinned(
     }
   }
   throw new FetchFailed("connect", `cannot connect: ${lastErr instanceof Error ? lastErr.message : lastErr}`);
-}
-
-function parseHead(head: string): { status: number; headers: Headers } {
-  const lines = head.split("\r\n");
-  const m = /^HTTP\/1\.[01] (\d{3})(?: .*)?$/.exec(lines[0] ?? "");
-  if (!m) throw new FetchFailed("protocol", "not an HTTP/1.x response");
-  const headers = new Headers();
-  for (const line of lines.slice(1)) {
-    const i = line.indexOf(":");
-    if (i <= 0 || /^\s/.test(line)) throw new FetchFailed("protocol", "malformed response header");
-    try {
-      headers.append(line.slice(0, i).trim(), line.slice(i + 1).trim());
-    } catch {
-      throw new FetchFailed("protocol", "malformed response header");
-    }
-  }
-  return { status: Number(m[1]), headers };
 }
 
 /** Sends one GET to the pinned address and reads the response head. */

@@ -102,3 +102,43 @@ Deno.test("200 concurrent mixed requests on a thin balance: never negative, each
     await t.close();
   }
 });
+
+Deno.test("extracted document text counts as input in the reserve (§8.1 p.4)", async () => {
+  const t = await startTestGateway();
+  try {
+    const k = await t.newKey("50.00");
+    const form = new FormData();
+    form.append("file", new File(["Строка документа. ".repeat(3_000)], "doc.txt", { type: "text/plain" }));
+    const up = await fetch(t.url + "/v1/files", {
+      method: "POST",
+      headers: { authorization: `Bearer ${k.key}` },
+      body: form,
+    });
+    const file = await up.json();
+    assert.equal(up.status, 200, JSON.stringify(file));
+    const ask = (content: unknown) =>
+      post(t.url + "/v1/chat/completions", k.key, {
+        model: "k3",
+        max_tokens: 10,
+        messages: [{ role: "user", content }],
+      });
+    const plain = await ask([{ type: "text", text: "Что в документе?" }]);
+    await plain.body?.cancel();
+    const withDoc = await ask([{ type: "text", text: "Что в документе?" }, {
+      type: "input_file",
+      file_id: file.id,
+    }]);
+    await withDoc.body?.cancel();
+    assert.equal(withDoc.status, 200);
+    const extra = parseUsd(withDoc.headers.get("x-gateway-hold-usd")!) -
+      parseUsd(plain.headers.get("x-gateway-hold-usd")!);
+    // 54,000 characters of text at 3 characters per token, at k3's 3.00 USD per 1M input tokens.
+    assert.ok(extra >= parseUsd("0.054"), `document added only ${extra} pico-USD to the hold`);
+    // The upstream received the text and reported it as input: the charge reflects it too.
+    await t.gw.app.accounts.committer.flush();
+    const rows = (await t.gw.app.store.listUsage(k.id, { limit: 10 })).rows;
+    assert.ok(rows[0]!.inputTokens > 10_000, String(rows[0]!.inputTokens));
+  } finally {
+    await t.close();
+  }
+});

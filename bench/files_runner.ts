@@ -2,8 +2,10 @@
  * Subprocess side of the file-extraction bench (bench/files_bench.ts). Two modes:
  *
  *   build <dir>                      writes every fixture of CASES into <dir>, prints {name: bytes} as JSON
- *   extract <kind> <file> [runs]     extracts <file> `runs` times (default 3) in this fresh process and
- *                                    prints one JSON line: wall times, outcome, baseline RSS and peak RSS
+ *   extract <kind> <file> [runs] [parallel]
+ *                                    extracts <file> `runs` times (default 3; `parallel` copies at once,
+ *                                    default 1) in this fresh process and prints one JSON line: wall
+ *                                    times, outcome, baseline RSS and peak RSS
  *
  * The fixtures are built in memory with the test builders (tests/fixtures/files/build.ts), but in a
  * process of their own: building the zip bomb alone needs a 100 MiB string, and V8 keeps heap pages it
@@ -251,7 +253,12 @@ async function resetHwm(): Promise<boolean> {
   }
 }
 
-async function extractMode(kind: FileKind, file: string, runs: number): Promise<RunnerResult> {
+async function extractMode(
+  kind: FileKind,
+  file: string,
+  runs: number,
+  parallel: number,
+): Promise<RunnerResult> {
   const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
   gc();
   const base = await memKiB();
@@ -267,11 +274,15 @@ async function extractMode(kind: FileKind, file: string, runs: number): Promise<
     hwmReset = await resetHwm() && hwmReset;
     const t0 = performance.now();
     try {
-      const s = await extractSections("file_bench", kind, bytes);
+      // `parallel` > 1: that many extractions of the file at once, as the upload gate allows.
+      const all = await Promise.all(
+        Array.from({ length: parallel }, (_, j) => extractSections(`file_bench${j}`, kind, bytes)),
+      );
+      const s = all[0]!;
       timesMs.push(performance.now() - t0);
       outcomes.add("ok");
       const t1 = performance.now();
-      new TextEncoder().encode(JSON.stringify(s)).byteLength;
+      for (const x of all) new TextEncoder().encode(JSON.stringify(x)).byteLength;
       jsonMs = performance.now() - t1;
       sections = s.length;
       chars = s.reduce((n, x) => n + x.text.length, 0);
@@ -299,7 +310,7 @@ async function extractMode(kind: FileKind, file: string, runs: number): Promise<
 }
 
 if (import.meta.main) {
-  const [mode, a, b, c] = Deno.args;
+  const [mode, a, b, c, d] = Deno.args;
   if (mode === "build" && a) {
     const sizes: Record<string, number> = {};
     for (const k of CASES) {
@@ -309,9 +320,9 @@ if (import.meta.main) {
     }
     console.log(JSON.stringify(sizes));
   } else if (mode === "extract" && a && b) {
-    console.log(JSON.stringify(await extractMode(a as FileKind, b, Number(c ?? 3))));
+    console.log(JSON.stringify(await extractMode(a as FileKind, b, Number(c ?? 3), Number(d ?? 1))));
   } else {
-    console.error("usage: files_runner.ts build <dir> | extract <kind> <file> [runs]");
+    console.error("usage: files_runner.ts build <dir> | extract <kind> <file> [runs] [parallel]");
     Deno.exit(2);
   }
 }

@@ -6,6 +6,7 @@
  * the gateway subprocess into a temp dir, summarised in bench/RESULTS-profiled.md).
  */
 import { benchEstimate } from "./estimate_bench.ts";
+import { benchFiles } from "./files_bench.ts";
 import { benchLedger } from "./ledger_bench.ts";
 import { catProc, type CpuUse } from "./cpu.ts";
 import { createKey, memoryOf, type Proc, ROOT, startBareProxy, startGatewayProc, startSim } from "./procs.ts";
@@ -73,6 +74,11 @@ for (const kind of ["memory", "file"] as const) {
     );
   }
 }
+
+// File extraction (issue 6): each case in a fresh subprocess, one at a time, before the HTTP load.
+const files = await benchFiles(log);
+rows.push(...files.rows);
+notes.push(...files.notes);
 
 const procs: Proc[] = [];
 const stopAll = () => Promise.all(procs.map((p) => p.stop()));

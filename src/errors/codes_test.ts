@@ -19,9 +19,18 @@ Deno.test("every code has a status, a class, and Russian message and action (§1
     assert.ok(statuses.has(spec.status), `${code}: ${spec.status}`);
     assert.match(spec.message, /[а-яё]/i, code);
     assert.match(spec.action, /[а-яё]/i, code);
-    if (spec.status === 429 && code !== "api_key_suspended") assert.equal(spec.type, "rate_limit_error", code);
+    if (spec.status === 429 && code !== "api_key_suspended") {
+      assert.equal(spec.type, "rate_limit_error", code);
+    }
   }
-  for (const code of ["queue_timeout", "provider_at_capacity", "theta_unavailable", "managed_service_unavailable"]) {
+  for (
+    const code of [
+      "queue_timeout",
+      "provider_at_capacity",
+      "theta_unavailable",
+      "managed_service_unavailable",
+    ]
+  ) {
     assert.ok((ERROR_CODES as Record<string, { retryAfter?: number }>)[code]!.retryAfter! > 0, code);
   }
 });

@@ -4,18 +4,9 @@
  * routes being absent when ADMIN_TOKEN is not configured.
  */
 import assert from "node:assert/strict";
-import { ADMIN_TOKEN, startTestGateway, type TestGateway } from "./harness.ts";
+import { ADMIN_TOKEN, type TestGateway, withGateway } from "./harness.ts";
 
 const KEY_RE = /^gd-[A-Za-z0-9_-]{43}$/;
-
-async function withGateway(fn: (t: TestGateway) => Promise<void>, env: Record<string, string> = {}) {
-  const t = await startTestGateway(env);
-  try {
-    await fn(t);
-  } finally {
-    await t.close();
-  }
-}
 
 /** A request with an arbitrary (or no) Authorization header and a raw body. */
 async function raw(

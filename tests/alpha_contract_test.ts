@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { estimateInputTokens } from "../src/billing/estimate.ts";
 import { formatUsd, parseUsd } from "../src/money/usd.ts";
-import { ANTHROPIC_HEADERS, post, startTestGateway, type TestGateway } from "./harness.ts";
+import { ANTHROPIC_HEADERS, post, type TestGateway, withGateway } from "./harness.ts";
 import { readFrames } from "./sse_client.ts";
 
 type Surface = "chat" | "responses" | "messages";
@@ -345,15 +345,6 @@ const ROWS: Row[] = [
     error: ["invalid_parameter", "safety_identifier"],
   },
 ];
-
-async function withGateway(fn: (t: TestGateway) => Promise<void>, env: Record<string, string> = {}) {
-  const t = await startTestGateway(env);
-  try {
-    await fn(t);
-  } finally {
-    await t.close();
-  }
-}
 
 const spentUsd = async (t: TestGateway, id: string) =>
   (await t.admin("GET", `/admin/keys/${id}`)).json.spent_usd;

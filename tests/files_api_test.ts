@@ -1,7 +1,7 @@
 /** /v1/files against a real gateway (§2.2, §3.1, §4.3, §7.4, §8.2) and translation into requests (§2.3, §4.2). */
 import assert from "node:assert/strict";
 import OpenAI from "openai";
-import { ANTHROPIC_HEADERS, post, startTestGateway, type TestGateway } from "./harness.ts";
+import { ANTHROPIC_HEADERS, post, type TestGateway, withGateway } from "./harness.ts";
 import { docx, pdf, pptx, xlsx } from "./fixtures/files/build.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -32,15 +32,6 @@ async function upload(t: TestGateway, key: string, name: string, bytes: Uint8Arr
 
 function call(t: TestGateway, key: string, method: string, path: string) {
   return fetch(t.url + path, { method, headers: { authorization: `Bearer ${key}` } });
-}
-
-async function withGateway(fn: (t: TestGateway) => Promise<void>, env: Record<string, string> = {}) {
-  const t = await startTestGateway(env);
-  try {
-    await fn(t);
-  } finally {
-    await t.close();
-  }
 }
 
 Deno.test("files: upload each format, list, get, content, delete", () =>

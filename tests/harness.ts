@@ -95,3 +95,16 @@ export function assertLedgerIdentity(gw: Gateway, keyId: string): void {
     );
   }
 }
+
+/** Runs `fn` against a fresh test gateway and always closes it (ledger identity checked on close). */
+export async function withGateway(
+  fn: (t: TestGateway) => Promise<void>,
+  env: Record<string, string> = {},
+): Promise<void> {
+  const t = await startTestGateway(env);
+  try {
+    await fn(t);
+  } finally {
+    await t.close();
+  }
+}

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { parseUsd } from "../src/money/usd.ts";
 import type { UsageRow } from "../src/store/types.ts";
-import { post, startTestGateway, type TestGateway } from "./harness.ts";
+import { post, type TestGateway, withGateway } from "./harness.ts";
 
 /** §8.1 verbatim: [model, above_input_tokens, input, cache read, output]. */
 const ALPHA = [
@@ -42,15 +42,6 @@ const asTuple = (r: any) => [
   r.cache_read_usd_per_million,
   r.output_usd_per_million,
 ];
-
-async function withGateway(fn: (t: TestGateway) => Promise<void>, env: Record<string, string> = {}) {
-  const t = await startTestGateway(env);
-  try {
-    await fn(t);
-  } finally {
-    await t.close();
-  }
-}
 
 const chat = (content: string, extra: Record<string, unknown> = {}) => ({
   model: "k3",

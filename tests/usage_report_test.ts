@@ -5,16 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { parseUsd } from "../src/money/usd.ts";
-import { post, startTestGateway, type TestGateway } from "./harness.ts";
-
-async function withGateway(fn: (t: TestGateway) => Promise<void>) {
-  const t = await startTestGateway();
-  try {
-    await fn(t);
-  } finally {
-    await t.close();
-  }
-}
+import { post, type TestGateway, withGateway } from "./harness.ts";
 
 async function get(t: TestGateway, key: string | null, path: string) {
   const res = await fetch(t.url + path, key === null ? {} : { headers: { authorization: `Bearer ${key}` } });

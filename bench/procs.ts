@@ -113,7 +113,12 @@ export async function startGatewayProc(simUrl: string, opts: GatewayOptions = {}
     THETA_UPSTREAM_URL: simUrl,
     THETA_UPSTREAM_KEYS: "up-theta-1,up-theta-2",
   };
-  const p = spawn("gateway", ["run", "-A", "--unstable-kv", ...prof, "main.ts"], env, url);
+  const p = spawn(
+    "gateway",
+    ["run", "-A", "--unstable-kv", "--unstable-no-legacy-abort", ...prof, "main.ts"],
+    env,
+    url,
+  );
   try {
     await waitReady(`${url}/v1/models`);
   } catch (err) {

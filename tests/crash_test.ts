@@ -18,7 +18,7 @@ function freePort(): number {
 
 function spawnGateway(port: number, dataDir: string, simUrl: string): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--unstable-kv", "main.ts"],
+    args: ["run", "-A", "--unstable-kv", "--unstable-no-legacy-abort", "main.ts"],
     cwd: new URL("..", import.meta.url).pathname,
     env: {
       PORT: String(port),

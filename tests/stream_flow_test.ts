@@ -135,3 +135,38 @@ Deno.test("a quiet stream gets SSE comment heartbeats and still ends cleanly", a
     await t.close();
   }
 });
+
+Deno.test("a client that leaves before the answer starts aborts the upstream and pays nothing", async () => {
+  const t = await startTestGateway();
+  try {
+    const k = await t.newKey("10.00");
+    const client = new AbortController();
+    const pending = fetch(t.url + "/v1/chat/completions", {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${k.key}` },
+      body: JSON.stringify({
+        model: "k3",
+        messages: [{ role: "user", content: "Привет [[sim:delay=3000]]" }],
+      }),
+      signal: client.signal,
+    }).catch((e) => e);
+    await sleep(200);
+    const view = (await t.admin("GET", `/admin/keys/${k.id}`)).json;
+    assert.notEqual(view.held_usd, "0.00", "the hold is placed while the upstream thinks");
+    client.abort();
+    assert.equal((await pending).name, "AbortError");
+    let after: any;
+    for (let i = 0; i < 50; i++) {
+      after = (await t.admin("GET", `/admin/keys/${k.id}`)).json;
+      if (after.held_usd === "0.00") break;
+      await sleep(20);
+    }
+    assert.equal(after.held_usd, "0.00", "released well before the upstream's 3 s delay");
+    assert.equal(after.spent_usd, "0.00");
+    await t.gw.app.accounts.committer.flush();
+    const rows = (await t.gw.app.store.listUsage(k.id, { limit: 5 })).rows;
+    assert.equal(rows[0]?.status, "cancelled");
+  } finally {
+    await t.close();
+  }
+});

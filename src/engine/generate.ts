@@ -5,30 +5,19 @@
  */
 import type { App } from "../app.ts";
 import { authenticate, checkAnthropicVersion } from "../auth/authenticate.ts";
-import { estimateInputTokens, estimateOutputTokens } from "../billing/estimate.ts";
-import { type Reservation, reserve } from "../billing/ledger.ts";
+import { estimateInputTokens } from "../billing/estimate.ts";
+import { reserve } from "../billing/ledger.ts";
 import { DEFAULT_RESERVE_OUTPUT_TOKENS } from "../billing/price.ts";
 import { findModel, type ModelEntry } from "../catalog/models.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
-import {
-  inStreamError,
-  invalidResponse,
-  unreachable,
-  upstreamStatusError,
-} from "../families/upstream_errors.ts";
 import { applyFamilyRules } from "../families/rules.ts";
 import { resolveFileReferences } from "../files/resolve.ts";
 import { readJsonObject } from "../http/body.ts";
-import { jsonResponse } from "../http/json.ts";
 import type { RouteContext } from "../http/router.ts";
-import { emptyUsage, type IRUsage } from "../ir/usage.ts";
-import type { EncodeContext, Protocol, ProtocolName } from "../protocols/codec.ts";
-import { UpstreamProtocolError } from "../protocols/codec.ts";
+import type { ProtocolName } from "../protocols/codec.ts";
 import { PROTOCOLS } from "../protocols/registry.ts";
-import { sseFrameBatches } from "../protocols/sse_parse.ts";
-import { callUpstream } from "../upstream/client.ts";
 import { formatUsd } from "../money/usd.ts";
-import { clientStream, type StreamOutcome } from "./stream_pipeline.ts";
+import { forward } from "./forward.ts";
 
 export interface SurfaceRoute {
   surface: ProtocolName;
@@ -106,76 +95,35 @@ export async function generate(app: App, ctx: RouteContext, route: SurfaceRoute)
   };
 
   const abort = new AbortController();
-  const settleFailed = () =>
-    reservation.settle({ usage: emptyUsage(), usageSource: "upstream", status: "error" });
-  let res: Response;
+  // A client that leaves before the answer starts aborts the upstream too (a started stream does this
+  // through its cancel). Detached before we respond, so the runtime's end-of-response abort is moot.
+  const clientGone = () => abort.abort();
+  ctx.req.signal.addEventListener("abort", clientGone);
   try {
-    res = await callUpstream({
-      url: target.baseUrl + upstream.upstreamPath,
-      protocol: upstream.name,
-      key: target.keys[0]!,
-      body: upstreamBody,
-      abort,
-      headersTimeoutMs: app.config.UPSTREAM_HEADERS_TIMEOUT_MS,
-    });
-  } catch {
-    settleFailed();
-    throw unreachable(model.family);
-  }
-  if (!res.ok) {
-    const text = await res.text().catch(() => "");
-    settleFailed();
-    throw upstreamStatusError(
-      model.family,
-      res.status,
-      upstream.parseUpstreamError(res.status, text),
-      res.headers.get("retry-after"),
-    );
-  }
-
-  const encodeCtx: EncodeContext = {
-    requestId: ctx.requestId,
-    model: model.id,
-    now: () => Math.floor(app.now() / 1000),
-    newId,
-    request: ir,
-  };
-  if (!ir.stream || !res.body) {
-    return await jsonAnswer(res, {
+    return await forward({
+      app,
+      ctx,
+      model,
       surface,
       upstream,
       native,
-      encodeCtx,
+      target,
+      upstreamBody,
+      encodeCtx: {
+        requestId: ctx.requestId,
+        model: model.id,
+        now: () => Math.floor(app.now() / 1000),
+        newId,
+        request: ir,
+      },
       reservation,
       inputTokens,
-      model,
       headers,
-      ctx,
+      abort,
     });
+  } finally {
+    ctx.req.signal.removeEventListener("abort", clientGone);
   }
-  const stream = clientStream({
-    batches: sseFrameBatches(res.body),
-    mode: native ? { kind: "relay", relay: surface.createRelay(encodeCtx) } : {
-      kind: "translate",
-      decoder: upstream.createStreamDecoder(),
-      encoder: surface.createStreamEncoder(encodeCtx),
-    },
-    requestId: ctx.requestId,
-    heartbeatMs: app.config.STREAM_HEARTBEAT_MS,
-    idleTimeoutMs: app.config.STREAM_IDLE_TIMEOUT_MS,
-    upstreamError: () => inStreamError(model.family),
-    abortUpstream: () => abort.abort(),
-    onDone: (o) => settleStream(reservation, o, inputTokens),
-  });
-  return new Response(stream, {
-    status: 200,
-    headers: {
-      ...headers,
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-cache",
-      "x-accel-buffering": "no",
-    },
-  });
 }
 
 function checkContext(model: ModelEntry, inputTokens: number, outputBudget: number): void {
@@ -189,76 +137,4 @@ function checkContext(model: ModelEntry, inputTokens: number, outputBudget: numb
       detail: `Предел вывода модели: ${model.maxOutputTokens}.`,
     });
   }
-}
-
-async function jsonAnswer(
-  res: Response,
-  a: {
-    surface: Protocol;
-    upstream: Protocol;
-    native: boolean;
-    encodeCtx: EncodeContext;
-    reservation: Reservation;
-    inputTokens: number;
-    model: ModelEntry;
-    headers: Record<string, string>;
-    ctx: RouteContext;
-  },
-): Promise<Response> {
-  let text: string;
-  let json: unknown;
-  try {
-    text = await res.text();
-    json = JSON.parse(text);
-  } catch {
-    a.reservation.settle({ usage: emptyUsage(), usageSource: "upstream", status: "error" });
-    throw invalidResponse(a.model.family);
-  }
-  try {
-    const ir = a.upstream.decodeResponse(json);
-    const usage = ir.usage;
-    a.reservation.settle(
-      usage ? { usage, usageSource: "upstream", status: "ok" } : {
-        usage: estimatedUsage(a.inputTokens, ir.content.reduce((n, b) => n + textLength(b), 0)),
-        usageSource: "estimated",
-        status: "ok",
-      },
-    );
-    if (a.native && (json as Record<string, unknown>).model === a.encodeCtx.model) {
-      // Nothing to change: the upstream's bytes go to the client as they came.
-      return new Response(text, { headers: { "content-type": "application/json", ...a.headers } });
-    }
-    const body = a.native
-      ? a.surface.relayResponse(json as Record<string, unknown>, a.encodeCtx)
-      : a.surface.encodeResponse(ir, a.encodeCtx);
-    return jsonResponse(200, body, a.ctx.requestId, a.headers);
-  } catch (err) {
-    a.reservation.settle({ usage: emptyUsage(), usageSource: "upstream", status: "error" });
-    if (err instanceof UpstreamProtocolError) throw invalidResponse(a.model.family);
-    throw err;
-  }
-}
-
-const textLength = (b: { type: string; text?: string; arguments?: string }) =>
-  (b.text ?? b.arguments ?? "").length;
-
-function estimatedUsage(inputTokens: number, deliveredChars: number): IRUsage {
-  return { ...emptyUsage(), inputTokens, outputTokens: estimateOutputTokens(deliveredChars) };
-}
-
-/** §8.1 p.4 and the issue's rule: upstream usage when reported (zero stays zero); else an estimate of what was delivered. */
-function settleStream(reservation: Reservation, o: StreamOutcome, inputTokens: number): void {
-  const status = o.cancelled ? "cancelled" : o.error ? "error" : "ok";
-  if (o.usage) {
-    // A stream cut after message_start knows the input but not the output: never charge less than was delivered.
-    const delivered = estimateOutputTokens(o.deliveredChars);
-    const usage = o.finished
-      ? o.usage
-      : { ...o.usage, outputTokens: Math.max(o.usage.outputTokens, delivered) };
-    reservation.settle({ usage, usageSource: o.finished ? "upstream" : "estimated", status });
-  } else {reservation.settle({
-      usage: estimatedUsage(inputTokens, o.deliveredChars),
-      usageSource: "estimated",
-      status,
-    });}
 }

@@ -1,0 +1,86 @@
+/**
+ * The upstream exchange of one admitted request: call, map a refusal before the first byte to an
+ * ordinary HTTP error, then answer as JSON or as a stream. Every path settles the hold exactly once.
+ */
+import type { App } from "../app.ts";
+import type { Reservation } from "../billing/ledger.ts";
+import type { ModelEntry } from "../catalog/models.ts";
+import { inStreamError, unreachable, upstreamStatusError } from "../families/upstream_errors.ts";
+import type { RouteContext } from "../http/router.ts";
+import type { EncodeContext, Protocol } from "../protocols/codec.ts";
+import { sseFrameBatches } from "../protocols/sse_parse.ts";
+import { callUpstream } from "../upstream/client.ts";
+import type { UpstreamTarget } from "../upstream/targets.ts";
+import { jsonAnswer } from "./json_answer.ts";
+import { settleFailed, settleStream } from "./settle.ts";
+import { clientStream } from "./stream_pipeline.ts";
+
+export interface Exchange {
+  app: App;
+  ctx: RouteContext;
+  model: ModelEntry;
+  /** The client's surface and the family's upstream protocol (the same object when native). */
+  surface: Protocol;
+  upstream: Protocol;
+  native: boolean;
+  target: UpstreamTarget;
+  upstreamBody: Record<string, unknown>;
+  encodeCtx: EncodeContext;
+  reservation: Reservation;
+  inputTokens: number;
+  /** Headers of the answer (request ids, the hold, the simulated mark). */
+  headers: Record<string, string>;
+  abort: AbortController;
+}
+
+export async function forward(x: Exchange): Promise<Response> {
+  let res: Response;
+  try {
+    res = await callUpstream({
+      url: x.target.baseUrl + x.upstream.upstreamPath,
+      protocol: x.upstream.name,
+      key: x.target.keys[0]!,
+      body: x.upstreamBody,
+      abort: x.abort,
+      headersTimeoutMs: x.app.config.UPSTREAM_HEADERS_TIMEOUT_MS,
+    });
+  } catch {
+    settleFailed(x.reservation, x.ctx.req.signal.aborted);
+    throw unreachable(x.model.family);
+  }
+  if (!res.ok) {
+    const text = await res.text().catch(() => "");
+    settleFailed(x.reservation, false);
+    throw upstreamStatusError(
+      x.model.family,
+      res.status,
+      x.upstream.parseUpstreamError(res.status, text),
+      res.headers.get("retry-after"),
+    );
+  }
+  if (!x.encodeCtx.request.stream || !res.body) return await jsonAnswer(res, x);
+
+  const stream = clientStream({
+    batches: sseFrameBatches(res.body),
+    mode: x.native ? { kind: "relay", relay: x.surface.createRelay(x.encodeCtx) } : {
+      kind: "translate",
+      decoder: x.upstream.createStreamDecoder(),
+      encoder: x.surface.createStreamEncoder(x.encodeCtx),
+    },
+    requestId: x.ctx.requestId,
+    heartbeatMs: x.app.config.STREAM_HEARTBEAT_MS,
+    idleTimeoutMs: x.app.config.STREAM_IDLE_TIMEOUT_MS,
+    upstreamError: () => inStreamError(x.model.family),
+    abortUpstream: () => x.abort.abort(),
+    onDone: (o) => settleStream(x.reservation, o, x.inputTokens),
+  });
+  return new Response(stream, {
+    status: 200,
+    headers: {
+      ...x.headers,
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache",
+      "x-accel-buffering": "no",
+    },
+  });
+}

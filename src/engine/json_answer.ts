@@ -1,0 +1,47 @@
+/** A non-streaming upstream answer: usage for settlement, then the client's JSON (or the upstream's bytes). */
+import { invalidResponse } from "../families/upstream_errors.ts";
+import { jsonResponse } from "../http/json.ts";
+import { UpstreamProtocolError } from "../protocols/codec.ts";
+import type { Exchange } from "./forward.ts";
+import { estimatedUsage, settleFailed } from "./settle.ts";
+
+export async function jsonAnswer(
+  res: Response,
+  a: Exchange,
+): Promise<Response> {
+  let text: string;
+  let json: unknown;
+  try {
+    text = await res.text();
+    json = JSON.parse(text);
+  } catch {
+    settleFailed(a.reservation, false);
+    throw invalidResponse(a.model.family);
+  }
+  try {
+    const ir = a.upstream.decodeResponse(json);
+    const usage = ir.usage;
+    a.reservation.settle(
+      usage ? { usage, usageSource: "upstream", status: "ok" } : {
+        usage: estimatedUsage(a.inputTokens, ir.content.reduce((n, b) => n + textLength(b), 0)),
+        usageSource: "estimated",
+        status: "ok",
+      },
+    );
+    if (a.native && (json as Record<string, unknown>).model === a.encodeCtx.model) {
+      // Nothing to change: the upstream's bytes go to the client as they came.
+      return new Response(text, { headers: { "content-type": "application/json", ...a.headers } });
+    }
+    const body = a.native
+      ? a.surface.relayResponse(json as Record<string, unknown>, a.encodeCtx)
+      : a.surface.encodeResponse(ir, a.encodeCtx);
+    return jsonResponse(200, body, a.ctx.requestId, a.headers);
+  } catch (err) {
+    settleFailed(a.reservation, false);
+    if (err instanceof UpstreamProtocolError) throw invalidResponse(a.model.family);
+    throw err;
+  }
+}
+
+const textLength = (b: { type: string; text?: string; arguments?: string }) =>
+  (b.text ?? b.arguments ?? "").length;

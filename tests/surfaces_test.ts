@@ -235,3 +235,42 @@ Deno.test("demo mode serves every family from the simulator and marks responses;
     await t.close();
   }
 });
+
+Deno.test("native pass-through sends the client's own bytes when nothing had to change", async () => {
+  const seen: string[] = [];
+  const up = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, async (req) => {
+    seen.push(await req.text());
+    return Response.json({
+      id: "c1",
+      object: "chat.completion",
+      created: 1,
+      model: "k3",
+      choices: [{ index: 0, message: { role: "assistant", content: "Привет" }, finish_reason: "stop" }],
+      usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+    });
+  });
+  const t = await startTestGateway({
+    ALPHA_UPSTREAM_URL: `http://127.0.0.1:${(up.addr as Deno.NetAddr).port}`,
+  });
+  try {
+    const k = await t.newKey("5.00");
+    const raw =
+      '{"model":"k3",  "messages":[{"role":"user","content":"\\u041f\\u0440\\u0438"}], "vendor_x":1.50}';
+    const res = await post(t.url + "/v1/chat/completions", k.key, raw);
+    assert.equal(res.status, 200);
+    await res.body?.cancel();
+    assert.equal(seen[0], raw);
+    // A rule that removes a field (temperature on alpha, §4.2) means a re-serialised body.
+    const res2 = await post(
+      t.url + "/v1/chat/completions",
+      k.key,
+      raw.replace('"vendor_x"', '"temperature":0.2, "vendor_x"'),
+    );
+    await res2.body?.cancel();
+    assert.deepEqual(JSON.parse(seen[1]!), JSON.parse(raw));
+    assert.notEqual(seen[1], raw);
+  } finally {
+    await t.close();
+    await up.shutdown();
+  }
+});

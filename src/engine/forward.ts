@@ -24,7 +24,8 @@ export interface Exchange {
   upstream: Protocol;
   native: boolean;
   target: UpstreamTarget;
-  upstreamBody: Record<string, unknown>;
+  /** The upstream body: an object to serialise, or the client's bytes when the native body is unchanged. */
+  upstreamBody: Record<string, unknown> | Uint8Array;
   encodeCtx: EncodeContext;
   reservation: Reservation;
   inputTokens: number;

@@ -12,7 +12,7 @@ import { findModel, type ModelEntry } from "../catalog/models.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import { applyFamilyRules } from "../families/rules.ts";
 import { resolveFileReferences } from "../files/resolve.ts";
-import { readJsonObject } from "../http/body.ts";
+import { parseJsonObject, readBodyBytes } from "../http/body.ts";
 import type { RouteContext } from "../http/router.ts";
 import type { ProtocolName } from "../protocols/codec.ts";
 import { PROTOCOLS } from "../protocols/registry.ts";
@@ -34,7 +34,8 @@ const newId = (prefix: string) => `${prefix}${idPrefix}${(idCounter++).toString(
 export async function admit(app: App, ctx: RouteContext, route: SurfaceRoute) {
   const account = await authenticate(ctx.req.headers, app.accounts);
   if (route.surface === "anthropic") checkAnthropicVersion(ctx.req.headers);
-  const body = await readJsonObject(ctx.req, app.config.BODY_LIMIT_BYTES);
+  const raw = await readBodyBytes(ctx.req, app.config.BODY_LIMIT_BYTES);
+  const body = parseJsonObject(raw);
   if (body.model === undefined || body.model === null || body.model === "") {
     throw new GatewayError("model_required", { param: "model" });
   }
@@ -49,7 +50,7 @@ export async function admit(app: App, ctx: RouteContext, route: SurfaceRoute) {
   // §2.5: alpha on Chat Completions and Responses also names the request in x-request-id, errors included.
   if (model.family === "alpha" && route.surface !== "anthropic") ctx.headers["x-request-id"] = ctx.requestId;
   if (model.family === "theta" && account.rec.thetaPaused) throw new GatewayError("api_key_paused");
-  return { account, body, model };
+  return { account, body, raw, model };
 }
 
 export async function generate(app: App, ctx: RouteContext, route: SurfaceRoute): Promise<Response> {
@@ -75,7 +76,7 @@ export async function generate(app: App, ctx: RouteContext, route: SurfaceRoute)
     defaultMaxTokens: Math.min(DEFAULT_RESERVE_OUTPUT_TOKENS, model.maxOutputTokens),
   };
   const upstreamBody = native
-    ? surface.prepareNativeRequest(body, upstreamOpts)
+    ? nativeBody(surface.prepareNativeRequest(body, upstreamOpts), body === admitted.body, admitted)
     : upstream.encodeRequest(ir, upstreamOpts);
 
   const reservation = reserve(app.accounts, app.tariff, {
@@ -137,4 +138,21 @@ function checkContext(model: ModelEntry, inputTokens: number, outputBudget: numb
       detail: `Предел вывода модели: ${model.maxOutputTokens}.`,
     });
   }
+}
+
+/**
+ * The body for a native upstream: the client's own bytes when the body is still the object parsed
+ * from them (no family rule or file translation replaced it) and the protocol changed no top-level
+ * value — no re-serialising of a large prompt. Rules and translation signal a change by identity.
+ */
+function nativeBody(
+  prepared: Record<string, unknown>,
+  untouched: boolean,
+  original: { body: Record<string, unknown>; raw: Uint8Array },
+): Record<string, unknown> | Uint8Array {
+  if (!untouched) return prepared;
+  const keys = Object.keys(prepared);
+  if (keys.length !== Object.keys(original.body).length) return prepared;
+  for (const k of keys) if (prepared[k] !== original.body[k]) return prepared;
+  return original.raw;
 }

@@ -129,5 +129,6 @@ async function substitute(
     }
     ref.content[ref.index] = block;
   }
-  return body;
+  // A new top-level object: callers tell "translated" from "untouched" by identity.
+  return { ...body };
 }

@@ -6,7 +6,7 @@ export interface UpstreamCall {
   url: string;
   protocol: ProtocolName;
   key: string;
-  body: Record<string, unknown>;
+  body: Record<string, unknown> | Uint8Array;
   /** Aborts the whole upstream exchange (client gone, failure); also fired by the headers timeout. */
   abort: AbortController;
   headersTimeoutMs: number;
@@ -28,7 +28,9 @@ export async function callUpstream(call: UpstreamCall): Promise<Response> {
     return await fetch(call.url, {
       method: "POST",
       headers: upstreamHeaders(call.protocol, call.key),
-      body: JSON.stringify(call.body),
+      body: call.body instanceof Uint8Array
+        ? (call.body as Uint8Array<ArrayBuffer>)
+        : JSON.stringify(call.body),
       signal: call.abort.signal,
     });
   } finally {

@@ -72,22 +72,32 @@ export async function waitReady(url: string, timeoutMs = 30_000): Promise<void> 
   }
 }
 
-export async function startSim(): Promise<Proc> {
+/** Spawns a process on a free port and waits until `readyPath` answers; stops it if it never does. */
+async function startOnFreePort(
+  name: string,
+  args: string[],
+  env: (port: number) => Record<string, string>,
+  readyPath: string,
+): Promise<Proc> {
   const port = freePort();
   const url = `http://127.0.0.1:${port}`;
-  const p = spawn(
-    "sim",
-    ["run", "-A", "sim/main.ts"],
-    { SIM_PORT: String(port), SIM_HOST: "127.0.0.1" },
-    url,
-  );
+  const p = spawn(name, args, env(port), url);
   try {
-    await waitReady(`${url}/__sim/requests`);
+    await waitReady(url + readyPath);
   } catch (err) {
     await p.stop();
     throw err;
   }
   return p;
+}
+
+export function startSim(): Promise<Proc> {
+  return startOnFreePort(
+    "sim",
+    ["run", "-A", "sim/main.ts"],
+    (port) => ({ SIM_PORT: String(port), SIM_HOST: "127.0.0.1" }),
+    "/__sim/requests",
+  );
 }
 
 export interface GatewayOptions {
@@ -95,56 +105,37 @@ export interface GatewayOptions {
   cpuProfDir?: string;
 }
 
-export async function startGatewayProc(simUrl: string, opts: GatewayOptions = {}): Promise<Proc> {
-  const port = freePort();
-  const url = `http://127.0.0.1:${port}`;
+export function startGatewayProc(simUrl: string, opts: GatewayOptions = {}): Promise<Proc> {
   const prof = opts.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${opts.cpuProfDir}`] : [];
-  const env = {
-    PORT: String(port),
-    HOST: "127.0.0.1",
-    DATABASE_URL: "memory",
-    ADMIN_TOKEN,
-    ALPHA_UPSTREAM_URL: simUrl,
-    ALPHA_UPSTREAM_KEY: "up-alpha",
-    BETA_UPSTREAM_URL: simUrl,
-    BETA_UPSTREAM_KEY: "up-beta",
-    DELTA_UPSTREAM_URL: simUrl,
-    DELTA_UPSTREAM_KEY: "up-delta",
-    THETA_UPSTREAM_URL: simUrl,
-    THETA_UPSTREAM_KEYS: "up-theta-1,up-theta-2",
-  };
-  const p = spawn(
+  return startOnFreePort(
     "gateway",
     ["run", "-A", "--unstable-kv", "--unstable-no-legacy-abort", ...prof, "main.ts"],
-    env,
-    url,
+    (port) => ({
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      DATABASE_URL: "memory",
+      ADMIN_TOKEN,
+      ALPHA_UPSTREAM_URL: simUrl,
+      ALPHA_UPSTREAM_KEY: "up-alpha",
+      BETA_UPSTREAM_URL: simUrl,
+      BETA_UPSTREAM_KEY: "up-beta",
+      DELTA_UPSTREAM_URL: simUrl,
+      DELTA_UPSTREAM_KEY: "up-delta",
+      THETA_UPSTREAM_URL: simUrl,
+      THETA_UPSTREAM_KEYS: "up-theta-1,up-theta-2",
+    }),
+    "/v1/models",
   );
-  try {
-    await waitReady(`${url}/v1/models`);
-  } catch (err) {
-    await p.stop();
-    throw err;
-  }
-  return p;
 }
 
 /** The bare Deno proxy (bench/bare_proxy.ts) in front of the simulator: the runtime's own floor. */
-export async function startBareProxy(simUrl: string): Promise<Proc> {
-  const port = freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const p = spawn(
+export function startBareProxy(simUrl: string): Promise<Proc> {
+  return startOnFreePort(
     "bare proxy",
     ["run", "--allow-net", "--allow-env", "bench/bare_proxy.ts"],
-    { UPSTREAM: simUrl, PORT: String(port), HOST: "127.0.0.1" },
-    url,
+    (port) => ({ UPSTREAM: simUrl, PORT: String(port), HOST: "127.0.0.1" }),
+    "/__sim/requests",
   );
-  try {
-    await waitReady(`${url}/__sim/requests`);
-  } catch (err) {
-    await p.stop();
-    throw err;
-  }
-  return p;
 }
 
 /** Creates a key through the admin API; returns the full key. */

@@ -5,20 +5,9 @@
  */
 import type { ErrorObject } from "../../errors/error_object.ts";
 import type { IREvent } from "../../ir/events.ts";
-import type { EncodeContext, Relay, SseFrame, UpstreamRequestOptions } from "../codec.ts";
+import type { EncodeContext, Relay, SseFrame } from "../codec.ts";
 import { errorFrame } from "./error.ts";
 import { AnthropicStreamDecoder } from "./stream_decode.ts";
-
-export function prepareNativeRequest(
-  body: Record<string, unknown>,
-  opts: UpstreamRequestOptions,
-): Record<string, unknown> {
-  return { ...body, model: opts.upstreamModel };
-}
-
-export function relayResponse(json: Record<string, unknown>, ctx: EncodeContext): Record<string, unknown> {
-  return { ...json, model: ctx.model };
-}
 
 function parse(data: string): Record<string, unknown> | undefined {
   try {

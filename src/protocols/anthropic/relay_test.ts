@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { replaySse } from "../sse_parse.ts";
-import { createRelay, prepareNativeRequest, relayResponse } from "./relay.ts";
+import { anthropic } from "./mod.ts";
+import { createRelay } from "./relay.ts";
 import { decodeFrames, fixture, testContext } from "./test_util.ts";
 
 Deno.test("AnthropicRelay forwards frames unchanged except message_start's model", async () => {
@@ -52,12 +53,12 @@ Deno.test("AnthropicRelay names frames without an event line from their JSON typ
 
 Deno.test("prepareNativeRequest and relayResponse only swap the model", () => {
   const body = { model: "alpha-large", max_tokens: 10, messages: [], container: { id: "c" }, future: [1] };
-  assert.deepEqual(prepareNativeRequest(body, { upstreamModel: "claude-x", defaultMaxTokens: 1 }), {
+  assert.deepEqual(anthropic.prepareNativeRequest(body, { upstreamModel: "claude-x", defaultMaxTokens: 1 }), {
     ...body,
     model: "claude-x",
   });
   assert.equal(body.model, "alpha-large");
-  assert.deepEqual(relayResponse({ id: "msg", model: "claude-x", usage: {} }, testContext()), {
+  assert.deepEqual(anthropic.relayResponse({ id: "msg", model: "claude-x", usage: {} }, testContext()), {
     id: "msg",
     model: "alpha-large",
     usage: {},

@@ -1,7 +1,8 @@
 /** The OpenAI Chat Completions protocol: client surface, upstream protocol and native relay. */
 import type { Protocol } from "../codec.ts";
 import { parseUpstreamError } from "../upstream_error.ts";
-import { prepareNativeRequest, relayResponse } from "./native.ts";
+import { relayResponse } from "../native.ts";
+import { prepareNativeRequest } from "./native.ts";
 import { createRelay } from "./relay.ts";
 import { decodeRequest } from "./request_decode.ts";
 import { encodeRequest } from "./request_encode.ts";

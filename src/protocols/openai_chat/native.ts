@@ -1,5 +1,6 @@
-/** Native (Chat → Chat) request and non-streaming response adjustments. */
-import type { EncodeContext, UpstreamRequestOptions } from "../codec.ts";
+/** Native (Chat → Chat) request adjustment: usage metering forced on for streams. */
+import type { UpstreamRequestOptions } from "../codec.ts";
+import { withUpstreamModel } from "../native.ts";
 import { isObject } from "./validate.ts";
 
 /** Shallow copy with the upstream model; a streaming request always asks for usage (metering). */
@@ -7,15 +8,10 @@ export function prepareNativeRequest(
   body: Record<string, unknown>,
   opts: UpstreamRequestOptions,
 ): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...body, model: opts.upstreamModel };
+  const out = withUpstreamModel(body, opts);
   if (body.stream === true) {
     const options = isObject(body.stream_options) ? body.stream_options : {};
     out.stream_options = { ...options, include_usage: true };
   }
   return out;
-}
-
-/** Shallow copy with the model id the client asked for. */
-export function relayResponse(json: Record<string, unknown>, ctx: EncodeContext): Record<string, unknown> {
-  return { ...json, model: ctx.model };
 }

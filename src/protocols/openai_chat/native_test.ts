@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { prepareNativeRequest, relayResponse } from "./native.ts";
+import { relayResponse } from "../native.ts";
+import { prepareNativeRequest } from "./native.ts";
 import { testCtx } from "./test_util.ts";
 
 const opts = { upstreamModel: "up-model", defaultMaxTokens: 4096 };

@@ -1,7 +1,8 @@
 /** The OpenAI Responses protocol (§4): client surface, upstream protocol and native relay. */
 import type { Protocol } from "../codec.ts";
 import { parseUpstreamError } from "../upstream_error.ts";
-import { createRelay, prepareNativeRequest, relayResponse } from "./relay.ts";
+import { relayResponse, withUpstreamModel } from "../native.ts";
+import { createRelay } from "./relay.ts";
 import { decodeRequest } from "./request_decode.ts";
 import { encodeRequest } from "./request_encode.ts";
 import { decodeResponse } from "./response_decode.ts";
@@ -19,7 +20,7 @@ export const openaiResponses: Protocol = {
   decodeResponse,
   createStreamDecoder,
   parseUpstreamError,
-  prepareNativeRequest,
+  prepareNativeRequest: withUpstreamModel,
   relayResponse,
   createRelay,
 };

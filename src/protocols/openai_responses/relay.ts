@@ -4,24 +4,13 @@
  * JSON is parsed once and also fed to a Responses stream decoder (usage tap, finish, errors).
  * Upstream failure frames are held back (push returns ""): error() renders the failure instead.
  */
-import type { EncodeContext, Relay, SseFrame, UpstreamRequestOptions } from "../codec.ts";
+import type { EncodeContext, Relay, SseFrame } from "../codec.ts";
 import type { ErrorObject } from "../../errors/error_object.ts";
 import type { IREvent } from "../../ir/events.ts";
 import { sseData, sseEvent } from "../sse.ts";
 import { responseObject } from "./response_object.ts";
 import { ResponsesStreamDecoder } from "./stream_decode.ts";
 import { isRecord, type JsonObject, num, str } from "./util.ts";
-
-export function prepareNativeRequest(
-  body: Record<string, unknown>,
-  opts: UpstreamRequestOptions,
-): Record<string, unknown> {
-  return { ...body, model: opts.upstreamModel };
-}
-
-export function relayResponse(json: Record<string, unknown>, ctx: EncodeContext): Record<string, unknown> {
-  return { ...json, model: ctx.model };
-}
 
 const TERMINAL = new Set(["response.completed", "response.incomplete", "response.failed"]);
 

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import type { ErrorObject } from "../../errors/error_object.ts";
 import { replaySse } from "../sse_parse.ts";
-import { createRelay, prepareNativeRequest, relayResponse } from "./relay.ts";
+import { openaiResponses } from "./mod.ts";
+import { createRelay } from "./relay.ts";
 import { decodeFrames, fixture, parseSse, testCtx } from "./test_helpers.ts";
 
 const err: ErrorObject = {
@@ -15,13 +16,16 @@ const err: ErrorObject = {
 
 Deno.test("native request and response: only the model changes", () => {
   const body = { model: "alias", input: "hi", store: true, tools: [] };
-  assert.deepEqual(prepareNativeRequest(body, { upstreamModel: "real", defaultMaxTokens: 1 }), {
-    ...body,
-    model: "real",
-  });
+  assert.deepEqual(
+    openaiResponses.prepareNativeRequest(body, { upstreamModel: "real", defaultMaxTokens: 1 }),
+    {
+      ...body,
+      model: "real",
+    },
+  );
   assert.equal(body.model, "alias");
   const json = { id: "resp_1", object: "response", model: "real", output: [] };
-  assert.deepEqual(relayResponse(json, testCtx({}, "alias")), { ...json, model: "alias" });
+  assert.deepEqual(openaiResponses.relayResponse(json, testCtx({}, "alias")), { ...json, model: "alias" });
 });
 
 Deno.test("relay is byte-identical when the model matches, and taps the same IR events as the decoder", async () => {

@@ -2,6 +2,7 @@
 import { parseConfig } from "./src/config/env.ts";
 import { startGateway } from "./src/gateway.ts";
 import { parseUsd } from "./src/money/usd.ts";
+import { DataDirInUseError } from "./src/store/open.ts";
 
 let config;
 try {
@@ -11,7 +12,14 @@ try {
   Deno.exit(2);
 }
 
-const gw = await startGateway(config);
+let gw;
+try {
+  gw = await startGateway(config);
+} catch (err) {
+  if (!(err instanceof DataDirInUseError)) throw err;
+  console.error(err.message);
+  Deno.exit(1);
+}
 console.log(`gateway listening on ${gw.url}`);
 if (gw.app.simulated) {
   const { key } = await gw.app.accounts.create({ balance: parseUsd(config.DEMO_BALANCE_USD), name: "demo" });

@@ -9,6 +9,7 @@ import { type Backend, OperationError } from "./admin/backend.ts";
 import { directBackend } from "./admin/direct.ts";
 import { remoteBackend } from "./admin/remote.ts";
 import { withBaseRates } from "./admin/tariff.ts";
+import { DataDirInUseError } from "../src/store/open.ts";
 
 async function openBackend(): Promise<Backend> {
   const url = Deno.env.get("GATEWAY_URL") ?? "";
@@ -76,7 +77,7 @@ async function main(argv: string[]): Promise<number> {
       console.error(`admin: ${err.message}\n(run \`deno task admin help\` for usage)`);
       return 2;
     }
-    if (err instanceof OperationError) {
+    if (err instanceof OperationError || err instanceof DataDirInUseError) {
       console.error(err.message);
       return 1;
     }

@@ -115,7 +115,6 @@ Deno.test("an upstream error before the first byte is an ordinary HTTP error", a
   const t = await startTestGateway();
   try {
     const k = await t.newKey("5.00");
-    const k2 = await t.newKey("5.00");
     const cases: [string, string, number, string][] = [
       ["k3", "status:503", 503, "alpha_unavailable"],
       ["k3", "status:500", 503, "alpha_unavailable"],
@@ -129,18 +128,12 @@ Deno.test("an upstream error before the first byte is an ordinary HTTP error", a
     ];
     for (const [model, fault, status, code] of cases) {
       for (const stream of [true, false]) {
-        const key = fault === "non_json" && stream ? k2.key : k.key;
+        // A 200 that is not SSE on a stream request is refused before the 200 goes out (hardening issue).
         const res = await post(
           t.url + "/v1/chat/completions",
-          key,
+          k.key,
           surfaceBody("chat", model, `x [[sim:fault=${fault}]]`, stream),
         );
-        if (fault === "non_json" && stream) {
-          // A 200 whose body is not SSE: the stream started, so it ends with the one error frame.
-          const { frames } = await readFrames(res);
-          assert.equal(assertErrorEnding("chat", frames, "non_json stream").code, "stream_service_error");
-          continue;
-        }
         const json = await res.json();
         const where = `${model} ${fault} stream=${stream}: ${JSON.stringify(json)}`;
         assert.equal(res.status, status, where);
@@ -150,10 +143,6 @@ Deno.test("an upstream error before the first byte is an ordinary HTTP error", a
     const { json } = await t.admin("GET", `/admin/keys/${k.id}`);
     assert.equal(json.held_usd, "0.00");
     assert.equal(json.spent_usd, "0.00", "an error before the first byte costs nothing");
-    // A stream that started and then failed without usage is charged the input estimate (never zero).
-    const { json: j2 } = await t.admin("GET", `/admin/keys/${k2.id}`);
-    assert.equal(j2.held_usd, "0.00");
-    assert.notEqual(j2.spent_usd, "0.00");
   } finally {
     await t.close();
   }

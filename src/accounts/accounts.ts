@@ -118,8 +118,8 @@ export class Accounts {
     return true;
   }
 
-  /** Releases a hold and charges `charge` (which may exceed the hold; balance may then dip below 0 only
-   *  by what the upstream actually used beyond the reserve). Queues the key and the usage row. */
+  /** Releases a hold and charges `charge` (the reservation has capped it so the balance stays ≥ 0).
+   *  Queues the key and the usage row. */
   settle(acc: Account, held: bigint, charge: bigint, row: UsageRow): void {
     acc.held -= held;
     const w = roll(acc.windows, row.createdAt);

@@ -41,3 +41,14 @@ export async function adminKeyAction(app: App, ctx: RouteContext): Promise<Respo
     ctx.requestId,
   );
 }
+
+/** GET /admin/ledger: the group commit's health — commits, failures and the settlement → durable lag. */
+export function adminLedger(app: App, ctx: RouteContext): Response {
+  requireAdmin(app, ctx.req);
+  const s = app.accounts.committer.stats();
+  return jsonResponse(200, {
+    commits: s.commits,
+    failures: s.failures,
+    commit_lag_ms: { last: Math.round(s.lastLagMs * 100) / 100, max: Math.round(s.maxLagMs * 100) / 100 },
+  }, ctx.requestId);
+}

@@ -1,14 +1,17 @@
 /**
- * The input-token estimate used by count_tokens and by the reserve (§8.1 p.2): one walk over the
- * request JSON counting characters of string values; images and files count as large fixed blocks
- * and their (base64) payload is not walked. Deliberately errs high for non-Latin text.
+ * The input-token estimate used by count_tokens and by the reserve (spec §8.1 p.2): one walk over the
+ * request JSON counting the characters the upstream will tokenise — string values, object keys (a tool
+ * schema's property names are billed too), numbers and literals — plus a fixed overhead per object.
+ * Images and files count as large fixed blocks and their (base64) payload is not walked. Deliberately errs
+ * high. The walk is iterative with no depth limit: anything the upstream bills must be visible here, or a
+ * request could spend beyond its hold (hardening issue, money item 1).
  */
 
 /** Tokens charged for one image block in the estimate. */
 export const IMAGE_TOKENS = 1_600;
 /** Tokens for one file reference before its extracted text is known. */
 export const FILE_TOKENS = 4_000;
-/** Fixed overhead per message/object (role markers, separators). */
+/** Fixed overhead per message/object/array (role markers, separators). */
 const OBJECT_TOKENS = 3;
 /** Characters per token; 3 over-estimates English (≈4) and is close for Cyrillic. */
 const CHARS_PER_TOKEN = 3;
@@ -28,32 +31,40 @@ const SKIP_TOP = new Set([
 export function estimateInputTokens(body: Record<string, unknown>): number {
   let chars = 0;
   let tokens = 0;
-  const walk = (v: unknown, depth: number): void => {
+  const stack: unknown[] = [];
+  for (const k in body) if (!SKIP_TOP.has(k)) stack.push(body[k]);
+  while (stack.length > 0) {
+    const v = stack.pop();
     if (typeof v === "string") {
-      chars += v.length;
-      return;
+      chars += v.length + 2; // the quotes are characters of the serialised prompt too
+      continue;
     }
-    if (v === null || typeof v !== "object" || depth > 64) return;
+    if (v === null || typeof v !== "object") {
+      chars += String(v).length + 1;
+      continue;
+    }
+    tokens += OBJECT_TOKENS;
     if (Array.isArray(v)) {
-      for (const x of v) walk(x, depth + 1);
-      return;
+      for (const x of v) stack.push(x);
+      continue;
     }
     const o = v as Record<string, unknown>;
     const type = o.type;
     if (typeof type === "string") {
       if (IMAGE_TYPES.has(type)) {
         tokens += IMAGE_TOKENS;
-        return;
+        continue;
       }
       if (FILE_TYPES.has(type) && !(type === "document" && isTextDocument(o))) {
         tokens += FILE_TOKENS;
-        return;
+        continue;
       }
     }
-    tokens += OBJECT_TOKENS;
-    for (const k in o) walk(o[k], depth + 1);
-  };
-  for (const k in body) if (!SKIP_TOP.has(k)) walk(body[k], 0);
+    for (const k in o) {
+      chars += k.length + 3;
+      stack.push(o[k]);
+    }
+  }
   return tokens + Math.ceil(chars / CHARS_PER_TOKEN);
 }
 

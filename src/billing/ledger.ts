@@ -43,12 +43,27 @@ export class Reservation {
     return this.#settled;
   }
 
-  /** Charges actual usage and releases the hold. Idempotent: only the first call counts. */
+  /**
+   * Charges actual usage and releases the hold. Idempotent: only the first call counts.
+   * The charge never drives the balance below zero (hardening issue, money item 1): it is capped at the
+   * hold plus the credit no other hold covers; an estimate is capped at the hold itself. What usage
+   * priced beyond the cap is the operator's loss, recorded on the usage row as `writtenOff`.
+   */
   settle(s: SettleInput): bigint {
     if (this.#settled) return 0n;
     this.#settled = true;
     const { account, model, requestId, endpoint, stream } = this.input;
-    const charge = chargeAmount(this.rates, s.usage, account.rec.membership === "private");
+    const price = chargeAmount(this.rates, s.usage, account.rec.membership === "private");
+    const free = this.accounts.available(account); // excludes this hold, which is still counted
+    let ceiling = s.usageSource === "estimated" || free < 0n ? this.amount : this.amount + free;
+    if (ceiling < 0n) ceiling = 0n;
+    const charge = price < ceiling ? price : ceiling;
+    const writtenOff = price - charge;
+    if (writtenOff > 0n) {
+      console.warn(
+        `request ${requestId} key ${account.rec.id}: usage beyond the hold, ${writtenOff} pUSD written off`,
+      );
+    }
     this.accounts.settle(account, this.amount, charge, {
       requestId,
       keyId: account.rec.id,
@@ -64,6 +79,7 @@ export class Reservation {
       webSearchRequests: s.usage.webSearchRequests,
       reserved: this.amount,
       charged: charge,
+      writtenOff,
       usageSource: s.usageSource,
       rates: {
         input: this.rates.input,

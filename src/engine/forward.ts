@@ -5,7 +5,13 @@
 import type { App } from "../app.ts";
 import type { Reservation } from "../billing/ledger.ts";
 import type { ModelEntry } from "../catalog/models.ts";
-import { inStreamError, unreachable, upstreamStatusError } from "../families/upstream_errors.ts";
+import {
+  headersTimeout,
+  inStreamError,
+  invalidResponse,
+  unreachable,
+  upstreamStatusError,
+} from "../families/upstream_errors.ts";
 import type { RouteContext } from "../http/router.ts";
 import type { EncodeContext, Protocol } from "../protocols/codec.ts";
 import { sseFrameBatches } from "../protocols/sse_parse.ts";
@@ -47,7 +53,9 @@ export async function forward(x: Exchange): Promise<Response> {
     });
   } catch {
     settleFailed(x.reservation, x.ctx.req.signal.aborted);
-    throw unreachable(x.model.family);
+    // spec §7.2: "not finished in time" is 504; the headers timeout aborts with a TimeoutError reason.
+    const timedOut = (x.abort.signal.reason as { name?: string } | undefined)?.name === "TimeoutError";
+    throw timedOut ? headersTimeout(x.model.family) : unreachable(x.model.family);
   }
   if (!res.ok) {
     const text = await res.text().catch(() => "");
@@ -60,6 +68,13 @@ export async function forward(x: Exchange): Promise<Response> {
     );
   }
   if (!x.encodeCtx.request.stream || !res.body) return await jsonAnswer(res, x);
+  // Checked before the 200 goes out: an upstream that does not stream (an HTML 200, a JSON body) is an
+  // invalid response like on the JSON path — 502 and nothing charged.
+  if (!isEventStream(res.headers.get("content-type"))) {
+    await res.body.cancel().catch(() => {});
+    settleFailed(x.reservation, false);
+    throw invalidResponse(x.model.family);
+  }
 
   const stream = clientStream({
     batches: sseFrameBatches(res.body),
@@ -84,4 +99,8 @@ export async function forward(x: Exchange): Promise<Response> {
       "x-accel-buffering": "no",
     },
   });
+}
+
+function isEventStream(contentType: string | null): boolean {
+  return contentType !== null && contentType.split(";")[0]!.trim().toLowerCase() === "text/event-stream";
 }

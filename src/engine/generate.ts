@@ -17,6 +17,7 @@ import type { RouteContext } from "../http/router.ts";
 import type { ProtocolName } from "../protocols/codec.ts";
 import { PROTOCOLS } from "../protocols/registry.ts";
 import { formatUsd } from "../money/usd.ts";
+import { jsonDepthExceeds, MAX_BODY_DEPTH } from "../util/json_depth.ts";
 import { forward } from "./forward.ts";
 
 export interface SurfaceRoute {
@@ -36,6 +37,12 @@ export async function admit(app: App, ctx: RouteContext, route: SurfaceRoute) {
   if (route.surface === "anthropic") checkAnthropicVersion(ctx.req.headers);
   const raw = await readBodyBytes(ctx.req, app.config.BODY_LIMIT_BYTES);
   const body = parseJsonObject(raw);
+  // Before any walk of the body: the estimate and the codecs then see bounded nesting.
+  if (jsonDepthExceeds(body, MAX_BODY_DEPTH)) {
+    throw new GatewayError("invalid_request", {
+      detail: `Вложенность JSON глубже ${MAX_BODY_DEPTH} уровней.`,
+    });
+  }
   if (body.model === undefined || body.model === null || body.model === "") {
     throw new GatewayError("model_required", { param: "model" });
   }

@@ -23,7 +23,11 @@ export async function jsonAnswer(
     const usage = ir.usage;
     a.reservation.settle(
       usage ? { usage, usageSource: "upstream", status: "ok" } : {
-        usage: estimatedUsage(a.inputTokens, ir.content.reduce((n, b) => n + textLength(b), 0)),
+        usage: estimatedUsage(
+          a.inputTokens,
+          ir.content.reduce((n, b) => n + textLength(b), 0),
+          a.reservation.input.outputBudget,
+        ),
         usageSource: "estimated",
         status: "ok",
       },

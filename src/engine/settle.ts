@@ -16,23 +16,32 @@ export function settleFailed(reservation: Reservation, cancelled: boolean): void
   });
 }
 
-export function estimatedUsage(inputTokens: number, deliveredChars: number): IRUsage {
-  return { ...emptyUsage(), inputTokens, outputTokens: estimateOutputTokens(deliveredChars) };
+/** Usage estimated from delivered text, the output never above the request's output budget. */
+export function estimatedUsage(inputTokens: number, deliveredChars: number, outputBudget: number): IRUsage {
+  const outputTokens = Math.min(estimateOutputTokens(deliveredChars), outputBudget);
+  return { ...emptyUsage(), inputTokens, outputTokens };
 }
 
-/** §8.1 p.4 and the rule: upstream usage when reported (zero stays zero); else an estimate of what was delivered. */
+/**
+ * spec §8.1 p.4: upstream usage when reported (zero stays zero); else an estimate of what was delivered,
+ * within the output budget. A stream that never decoded one upstream event had no answer: free.
+ */
 export function settleStream(reservation: Reservation, o: StreamOutcome, inputTokens: number): void {
+  if (o.events === 0) return settleFailed(reservation, o.cancelled);
   const status = o.cancelled ? "cancelled" : o.error ? "error" : "ok";
+  const budget = reservation.input.outputBudget;
   if (o.usage) {
     // A stream cut after message_start knows the input but not the output: never charge less than was delivered.
-    const delivered = estimateOutputTokens(o.deliveredChars);
+    const delivered = Math.min(estimateOutputTokens(o.deliveredChars), budget);
     const usage = o.finished
       ? o.usage
       : { ...o.usage, outputTokens: Math.max(o.usage.outputTokens, delivered) };
     reservation.settle({ usage, usageSource: o.finished ? "upstream" : "estimated", status });
-  } else {reservation.settle({
-      usage: estimatedUsage(inputTokens, o.deliveredChars),
+  } else {
+    reservation.settle({
+      usage: estimatedUsage(inputTokens, o.deliveredChars, budget),
       usageSource: "estimated",
       status,
-    });}
+    });
+  }
 }

@@ -23,6 +23,8 @@ export interface StreamOutcome {
   usage: IRUsage | undefined;
   /** Characters of text, reasoning and tool arguments delivered to the client. */
   deliveredChars: number;
+  /** Events decoded from the upstream; 0 means no upstream answer at all (nothing to charge). */
+  events: number;
   finished: boolean;
   error?: GatewayError;
   cancelled: boolean;
@@ -53,16 +55,18 @@ export function clientStream(opts: StreamOptions): ReadableStream<Uint8Array> {
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let usage: IRUsage | undefined;
   let delivered = 0;
+  let events = 0;
   let finished = false;
   let over = false;
-  let lastUpstream = Date.now();
-  let lastSent = lastUpstream;
+  /** When the outstanding upstream read started; undefined while none is (the client is not pulling). */
+  let readingSince: number | undefined;
+  let lastSent = Date.now();
 
-  const end = (outcome: Omit<StreamOutcome, "usage" | "deliveredChars" | "finished">) => {
+  const end = (outcome: Omit<StreamOutcome, "usage" | "deliveredChars" | "events" | "finished">) => {
     over = true;
     stopTicking();
     reader.cancel().catch(() => {});
-    opts.onDone({ usage, deliveredChars: delivered, finished, ...outcome });
+    opts.onDone({ usage, deliveredChars: delivered, events, finished, ...outcome });
   };
 
   const send = (text: string) => {
@@ -83,8 +87,10 @@ export function clientStream(opts: StreamOptions): ReadableStream<Uint8Array> {
 
   const stopTicking = onTick(Math.min(opts.heartbeatMs, opts.idleTimeoutMs) / 4, (now) => {
     if (over) return;
-    if (now - lastUpstream >= opts.idleTimeoutMs) fail("", new GatewayError("stream_timeout"));
-    else if (now - lastSent >= opts.heartbeatMs) {
+    // Idle counts only while we wait on the upstream: a client that stops reading is backpressure, not silence.
+    if (readingSince !== undefined && now - readingSince >= opts.idleTimeoutMs) {
+      fail("", new GatewayError("stream_timeout"));
+    } else if (now - lastSent >= opts.heartbeatMs) {
       controller.enqueue(HEARTBEAT_BYTES);
       lastSent = now;
     }
@@ -92,6 +98,7 @@ export function clientStream(opts: StreamOptions): ReadableStream<Uint8Array> {
 
   /** Follows the events; returns an error that must end the stream, if any. */
   const observe = (ev: IREvent): GatewayError | undefined => {
+    events++;
     switch (ev.type) {
       case "usage":
         usage = mergeUsage(usage ?? emptyUsage(), ev.usage);
@@ -156,9 +163,10 @@ export function clientStream(opts: StreamOptions): ReadableStream<Uint8Array> {
     async pull() {
       try {
         for (;;) {
+          readingSince = Date.now();
           const res = await reader.read();
+          readingSince = undefined;
           if (over) return;
-          lastUpstream = Date.now();
           const { text, error } = res.done ? finishText() : translate(res.value);
           if (error) return fail(text, error);
           if (res.done || finished) {

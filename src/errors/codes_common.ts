@@ -157,6 +157,12 @@ export const COMMON_CODES = {
     message: "Провайдер слишком долго не присылал данные, поток закрыт.",
     action: "Повторите запрос.",
   },
+  upstream_timeout: {
+    status: 504,
+    type: "timeout_error",
+    message: "Провайдер не начал отвечать вовремя; запрос не оплачивается.",
+    action: "Повторите запрос; для длинных ответов используйте потоковый режим.",
+  },
   internal_error: {
     status: 500,
     type: "api_error",

@@ -20,6 +20,15 @@ const IN_STREAM: Record<Family, ErrorCode> = {
   theta: "stream_service_error",
 };
 
+/** The upstream sent no response head within UPSTREAM_HEADERS_TIMEOUT_MS: spec §7.2 "not finished in time". */
+const TIMED_OUT: Record<Family, ErrorCode> = {
+  alpha: "upstream_timeout",
+  beta: "upstream_timeout",
+  gamma: "upstream_timeout",
+  eta: "upstream_timeout",
+  theta: "upstream_timeout",
+};
+
 /** The provider answered 429: alpha has its own code (§7.3 note), the others keep the common one. */
 const RATE_LIMITED: Record<Family, ErrorCode> = {
   alpha: "alpha_provider_rate_limit",
@@ -32,6 +41,11 @@ const RATE_LIMITED: Record<Family, ErrorCode> = {
 /** The upstream could not be reached or timed out before answering. */
 export function unreachable(family: Family): GatewayError {
   return new GatewayError(UNAVAILABLE[family]);
+}
+
+/** The upstream did not start answering in time (nothing was charged). */
+export function headersTimeout(family: Family): GatewayError {
+  return new GatewayError(TIMED_OUT[family]);
 }
 
 /** A non-2xx upstream answer before any byte went to the client. */

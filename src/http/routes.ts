@@ -1,5 +1,5 @@
 /** Every endpoint of §4 (and the operator API) in one table. */
-import { adminCreateKey, adminGetKey, adminKeyAction } from "../admin/api.ts";
+import { adminCreateKey, adminGetKey, adminKeyAction, adminLedger } from "../admin/api.ts";
 import { adminGetTariff, adminSetTariff } from "../admin/tariff_api.ts";
 import type { App } from "../app.ts";
 import { listModels } from "../catalog/list_models.ts";
@@ -50,5 +50,6 @@ export const ROUTES: Route<Handler>[] = [
   r("GET", "/admin/keys/:id", "openai", adminGetKey),
   r("POST", "/admin/keys/:id/:action", "openai", adminKeyAction),
   r("GET", "/admin/tariff", "openai", adminGetTariff),
+  r("GET", "/admin/ledger", "openai", adminLedger),
   r("POST", "/admin/tariff", "openai", adminSetTariff),
 ];

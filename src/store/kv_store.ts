@@ -21,10 +21,11 @@ interface QuotaRecord {
 }
 
 export class KvStore implements Store {
-  constructor(private readonly kv: Deno.Kv) {}
+  constructor(private readonly kv: Deno.Kv, private readonly onClose: () => void = () => {}) {}
 
-  static async open(path: string | undefined): Promise<KvStore> {
-    return new KvStore(await Deno.openKv(path));
+  /** `onClose` runs after the KV handle is closed (open.ts releases the DATA_DIR lock there). */
+  static async open(path: string | undefined, onClose?: () => void): Promise<KvStore> {
+    return new KvStore(await Deno.openKv(path), onClose);
   }
 
   async listKeys(): Promise<KeyRecord[]> {
@@ -209,6 +210,7 @@ export class KvStore implements Store {
 
   close(): void {
     this.kv.close();
+    this.onClose();
   }
 }
 

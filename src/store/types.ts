@@ -44,6 +44,8 @@ export interface UsageRow {
   webSearchRequests: number;
   reserved: bigint;
   charged: bigint;
+  /** What usage priced beyond what could be charged without a negative balance: the operator's loss. */
+  writtenOff: bigint;
   /** Whether usage came from the upstream or was estimated from delivered frames. */
   usageSource: "upstream" | "estimated";
   /** Rates applied, pico-USD per token (and per search). */

@@ -127,6 +127,8 @@ export function requestView(row: UsageRow) {
     reserved_usd: formatUsd(row.reserved),
     charged_usd: formatUsd(row.charged),
     released_usd: formatUsd(released),
+    // Usage priced beyond what the balance could cover; not charged (rows written before it existed: 0).
+    written_off_usd: formatUsd(row.writtenOff ?? 0n),
     usage_source: row.usageSource,
     rates_usd_per_million: {
       input: formatUsd(row.rates.input * PICO_PER_MILLION_TOKENS),

@@ -1,0 +1,91 @@
+import assert from "node:assert/strict";
+import type { Store } from "../store/store.ts";
+import type { CommitBatch, KeyRecord } from "../store/types.ts";
+import { GroupCommitter } from "./group_commit.ts";
+
+/** A store whose commits wait until the test releases them, recording what each one wrote. */
+function gatedStore() {
+  const batches: CommitBatch[] = [];
+  const gates: (() => void)[] = [];
+  let failNext = false;
+  const store = {
+    commit(batch: CommitBatch): Promise<void> {
+      if (failNext) {
+        failNext = false;
+        return Promise.reject(new Error("disk full"));
+      }
+      return new Promise<void>((resolve) => gates.push(() => (batches.push(batch), resolve())));
+    },
+  } as unknown as Store;
+  return {
+    store,
+    batches,
+    failNextCommit: () => (failNext = true),
+    /** Lets the oldest waiting commit finish, once one is waiting. */
+    async release() {
+      for (let i = 0; i < 100 && gates.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+      gates.shift()!();
+    },
+  };
+}
+
+const rec = (id: string, balance: bigint) => ({ id, balance }) as unknown as KeyRecord;
+const ids = (b: CommitBatch) => b.keys.map((k) => `${k.id}:${k.balance}`);
+
+Deno.test("GroupCommitter commits changes queued behind a commit at once, not after another interval", async () => {
+  const s = gatedStore();
+  const gc = new GroupCommitter(s.store, 60_000);
+  gc.key(rec("a", 1n));
+  const first = gc.flush();
+  gc.key(rec("b", 2n)); // queued while the first commit is in flight
+  await s.release();
+  await first;
+  await s.release(); // would wait a whole minute if the next round waited for the interval
+  await gc.flush();
+  assert.deepEqual(s.batches.map(ids), [["a:1"], ["b:2"]]);
+  assert.equal(gc.stats().commits, 2);
+});
+
+Deno.test("GroupCommitter.flush resolves only when every earlier change is durable", async () => {
+  const s = gatedStore();
+  const gc = new GroupCommitter(s.store, 60_000);
+  gc.key(rec("a", 1n));
+  const first = gc.flush();
+  gc.key(rec("b", 2n));
+  let secondDone = false;
+  const second = gc.flush().then(() => (secondDone = true));
+  await s.release();
+  await first;
+  assert.equal(secondDone, false, "b is not durable yet");
+  await s.release();
+  await second;
+  assert.deepEqual(s.batches.flatMap(ids), ["a:1", "b:2"]);
+});
+
+Deno.test("GroupCommitter keeps a failed round's data and writes it with the next one", async () => {
+  const s = gatedStore();
+  const gc = new GroupCommitter(s.store, 60_000);
+  s.failNextCommit();
+  gc.key(rec("a", 1n));
+  gc.usage({ requestId: "req_1" } as never);
+  await gc.flush(); // returns on the failure
+  assert.equal(gc.failures, 1);
+  assert.equal(s.batches.length, 0);
+  gc.key(rec("b", 2n));
+  const retry = gc.flush();
+  await s.release();
+  await retry;
+  assert.deepEqual(ids(s.batches[0]!).sort(), ["a:1", "b:2"]);
+  assert.equal(s.batches[0]!.usage.length, 1);
+});
+
+Deno.test("GroupCommitter in drain mode commits each change without the interval", async () => {
+  const s = gatedStore();
+  const gc = new GroupCommitter(s.store, 60_000);
+  await gc.drain();
+  gc.key(rec("a", 1n));
+  await s.release(); // a commit is waiting without anyone calling flush
+  await gc.flush();
+  assert.deepEqual(s.batches.map(ids), [["a:1"]]);
+  assert.equal(gc.stats().commits, 1);
+});

@@ -1,0 +1,17 @@
+import assert from "node:assert/strict";
+import { jsonDepthExceeds } from "./json_depth.ts";
+
+const nest = (levels: number): unknown => {
+  let v: unknown = "leaf";
+  for (let i = 0; i < levels; i++) v = i % 2 ? [v] : { a: v };
+  return v;
+};
+
+Deno.test("jsonDepthExceeds counts objects and arrays, the top level being 1", () => {
+  assert.equal(jsonDepthExceeds({}, 1), false);
+  assert.equal(jsonDepthExceeds({ a: {} }, 1), true);
+  assert.equal(jsonDepthExceeds(nest(100), 100), false);
+  assert.equal(jsonDepthExceeds(nest(101), 100), true);
+  assert.equal(jsonDepthExceeds({ a: "x", b: [1, 2, { c: null }] }, 3), false);
+  assert.equal(jsonDepthExceeds({ a: "x", b: [1, 2, { c: [] }] }, 3), true);
+});

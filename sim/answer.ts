@@ -69,7 +69,12 @@ export const TOOL_TOKENS = 3;
 export const WRONG_MODEL = "sim-wrong-model";
 const SNIPPET_CHARS = 40;
 
-/** Sum of the lengths of every string value (object keys excluded) inside `v`. */
+/** Image blocks are billed by picture size, not payload, as real providers do (≤ ~1,600 tokens once resized). */
+export const IMAGE_BLOCK_TOKENS = 1_200;
+const IMAGE_TYPES = new Set(["image", "image_url", "input_image"]);
+
+/** Sum of the lengths of every string value (object keys excluded) inside `v`; an image block counts as
+ *  IMAGE_BLOCK_TOKENS worth of characters whatever its payload. */
 export function countChars(v: unknown): number {
   if (typeof v === "string") return v.length;
   if (v === null || typeof v !== "object") return 0;
@@ -77,7 +82,9 @@ export function countChars(v: unknown): number {
   if (Array.isArray(v)) {
     for (const x of v) n += countChars(x);
   } else {
-    for (const k in v) n += countChars((v as Record<string, unknown>)[k]);
+    const o = v as Record<string, unknown>;
+    if (typeof o.type === "string" && IMAGE_TYPES.has(o.type)) return IMAGE_BLOCK_TOKENS * 4;
+    for (const k in o) n += countChars(o[k]);
   }
   return n;
 }

@@ -71,3 +71,8 @@ Deno.test("answer: tool result turn and cached clamp", () => {
   assert.ok(p.text.slice(0, p.textTokens).startsWith("Результат инструмента получен"));
   assert.equal(p.cached, 10);
 });
+
+Deno.test("answer: an image block counts a fixed size, not its base64 payload", () => {
+  const img = { type: "image_url", image_url: { url: "data:image/png;base64," + "A".repeat(100_000) } };
+  assert.equal(promptTokensOf([{ role: "user", content: [img] }]), 1_201);
+});

@@ -107,3 +107,51 @@ Deno.test("kill -9 mid-stream: the restarted gateway has released the hold and k
     await Deno.remove(dataDir, { recursive: true });
   }
 });
+
+Deno.test("a second gateway or a direct-mode admin CLI on the same DATA_DIR is refused at start-up", async () => {
+  const sim = await startSimulator();
+  const dataDir = await Deno.makeTempDir();
+  const port = freePort();
+  const first = spawnGateway(port, dataDir, sim.url);
+  const url = `http://127.0.0.1:${port}`;
+  const cwd = new URL("..", import.meta.url).pathname;
+  try {
+    await waitReady(url);
+    const refused = async (args: string[]) => {
+      const started = Date.now();
+      const out = await new Deno.Command(Deno.execPath(), {
+        args,
+        cwd,
+        env: { PORT: String(freePort()), HOST: "127.0.0.1", DATA_DIR: dataDir, ALPHA_UPSTREAM_URL: sim.url },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const stderr = new TextDecoder().decode(out.stderr);
+      assert.notEqual(out.code, 0, stderr);
+      assert.ok(Date.now() - started < 10_000);
+      assert.ok(stderr.includes(`DATA_DIR ${dataDir} is in use`), stderr);
+    };
+    await refused(["run", "-A", "--unstable-kv", "--unstable-no-legacy-abort", "main.ts"]);
+    await refused(["run", "-A", "--unstable-kv", "scripts/admin.ts", "key", "create", "--balance", "1.00"]);
+    // The first gateway still serves, and its lock dies with it (kill -9 leaves no stale lock).
+    assert.equal((await fetch(url + "/v1/models")).status, 401);
+    first.kill("SIGKILL");
+    await first.status;
+    const cli = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--unstable-kv", "scripts/admin.ts", "key", "create", "--balance", "1.00"],
+      cwd,
+      env: { DATA_DIR: dataDir },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(cli.code, 0, new TextDecoder().decode(cli.stderr));
+    assert.match(new TextDecoder().decode(cli.stdout).trim().split("\n").at(-1)!, /^gd-/);
+  } finally {
+    try {
+      first.kill("SIGKILL");
+    } catch { /* already gone */ }
+    await first.status;
+    await sim.close();
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});

@@ -1,50 +1,9 @@
 /** Flow control of the stream pipeline: backpressure to the upstream, heartbeats, and client disconnect. */
 import assert from "node:assert/strict";
 import { post, startTestGateway } from "./harness.ts";
+import { countingUpstream } from "./upstream_stubs.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** An upstream that streams Chat chunks only as fast as they are pulled, counting bytes produced. */
-function countingUpstream(totalChunks: number) {
-  let produced = 0;
-  let cancelled = false;
-  const chunk = (i: number) =>
-    `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"k3","choices":[{"index":0,"delta":{"content":"слово ${i} "},"finish_reason":null}]}\n\n`;
-  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, () => {
-    let i = 0;
-    const enc = new TextEncoder();
-    const body = new ReadableStream<Uint8Array>({
-      pull(c) {
-        if (i >= totalChunks) {
-          c.enqueue(
-            enc.encode(
-              'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"k3","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n',
-            ),
-          );
-          c.close();
-          return;
-        }
-        const bytes = enc.encode(chunk(i++));
-        produced += bytes.byteLength;
-        c.enqueue(bytes);
-      },
-      cancel() {
-        cancelled = true;
-      },
-    }, { highWaterMark: 0 });
-    return new Response(body, { headers: { "content-type": "text/event-stream" } });
-  });
-  return {
-    url: `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}`,
-    get produced() {
-      return produced;
-    },
-    get cancelled() {
-      return cancelled;
-    },
-    close: () => server.shutdown(),
-  };
-}
 
 Deno.test("a slow reader holds back the upstream: per-stream buffering stays bounded", async () => {
   const up = countingUpstream(500_000); // ≈ 60 MB if produced without backpressure

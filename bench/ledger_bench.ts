@@ -36,40 +36,73 @@ async function countRows(store: KvStore, keyId: string): Promise<number> {
   }
 }
 
+/**
+ * Settlement → durable lag of the group commit at a steady rate on a KV file (hardening issue, money
+ * item 2): `perSecond` reserve+settle cycles spread over 10 ms ticks for `seconds`, then the committer's
+ * measured lag (oldest pending settlement → its commit returned).
+ */
+export async function benchCommitLag(perSecond: number, seconds: number) {
+  const dir = await Deno.makeTempDir({ prefix: "gw-bench-kv-" });
+  const store = await KvStore.open(`${dir}/bench.kv`);
+  try {
+    const accounts = await Accounts.load(store);
+    const cycle = await cycler(accounts);
+    const perTick = Math.max(1, Math.round(perSecond / 100));
+    const end = performance.now() + seconds * 1000;
+    let cycles = 0;
+    while (performance.now() < end) {
+      for (let i = 0; i < perTick; i++) cycle(cycles++);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await accounts.close();
+    return { cycles, ...accounts.committer.stats() };
+  } finally {
+    store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** One reserve → settle cycle on a fresh well-funded key, as a function of the cycle number. */
+async function cycler(accounts: Accounts) {
+  const { account } = await accounts.create({ balance: parseUsd("1000000000.00"), name: "bench" });
+  const tariff = new Tariff(TARIFF_SEED);
+  const model = findModel("k3")!;
+  const now = () => Date.now();
+  const usage = {
+    inputTokens: 20,
+    cachedInputTokens: 0,
+    cacheWriteTokens: 0,
+    outputTokens: 12,
+    reasoningTokens: 0,
+    webSearchRequests: 0,
+  };
+  const run = (n: number) => {
+    const r = reserve(accounts, tariff, {
+      account,
+      model,
+      inputTokens: 20,
+      outputBudget: 1024,
+      requestId: `req_bench_${n}`,
+      endpoint: "chat.completions",
+      stream: false,
+    }, now);
+    r.settle({ usage, usageSource: "upstream", status: "ok" });
+  };
+  return Object.assign(run, { account });
+}
+
 export async function benchLedger(kind: "memory" | "file", seconds: number): Promise<LedgerResult> {
   const dir = kind === "file" ? await Deno.makeTempDir({ prefix: "gw-bench-kv-" }) : undefined;
   const store = await KvStore.open(dir ? `${dir}/bench.kv` : ":memory:");
   try {
     const accounts = await Accounts.load(store);
-    const { account } = await accounts.create({ balance: parseUsd("1000000000.00"), name: "bench" });
-    const tariff = new Tariff(TARIFF_SEED);
-    const model = findModel("k3")!;
-    const now = () => Date.now();
-    const usage = {
-      inputTokens: 20,
-      cachedInputTokens: 0,
-      cacheWriteTokens: 0,
-      outputTokens: 12,
-      reasoningTokens: 0,
-      webSearchRequests: 0,
-    };
+    const cycle = await cycler(accounts);
+    const account = cycle.account;
     let cycles = 0;
     const t0 = performance.now();
     const end = t0 + seconds * 1000;
     while (performance.now() < end) {
-      for (let i = 0; i < CHUNK; i++) {
-        const r = reserve(accounts, tariff, {
-          account,
-          model,
-          inputTokens: 20,
-          outputBudget: 1024,
-          requestId: `req_bench_${cycles}`,
-          endpoint: "chat.completions",
-          stream: false,
-        }, now);
-        r.settle({ usage, usageSource: "upstream", status: "ok" });
-        cycles++;
-      }
+      for (let i = 0; i < CHUNK; i++) cycle(cycles++);
       await new Promise((r) => setTimeout(r, 0));
     }
     const t1 = performance.now();

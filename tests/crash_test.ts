@@ -108,6 +108,73 @@ Deno.test("kill -9 mid-stream: the restarted gateway has released the hold and k
   }
 });
 
+Deno.test("SIGTERM then SIGKILL while a stream drains: its delivered part is charged at restart, once", async () => {
+  const sim = await startSimulator();
+  const dataDir = await Deno.makeTempDir();
+  const port = freePort();
+  const url = `http://127.0.0.1:${port}`;
+  let proc = spawnGateway(port, dataDir, sim.url);
+  try {
+    await waitReady(url);
+    const created = await admin(url, "POST", "/admin/keys", { balance_usd: "1.00" });
+    const res = await post(url + "/v1/chat/completions", created.key, {
+      model: "k3",
+      stream: true,
+      max_tokens: 20_000,
+      messages: [{ role: "user", content: "Долго [[sim:words=20000]] [[sim:interval=10]]" }],
+    });
+    assert.equal(res.status, 200);
+    const reader = res.body!.getReader();
+    let received = 0;
+    const reading = (async () => {
+      for (;;) {
+        const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
+        if (done) return;
+        received += value!.byteLength;
+      }
+    })();
+    while (received < 2_000) await sleep(20);
+    proc.kill("SIGTERM"); // the stream goes on draining…
+    await sleep(500);
+    proc.kill("SIGKILL"); // …until the orchestrator loses patience
+    await proc.status;
+    await reading;
+
+    const settledOnce = async () => {
+      proc = spawnGateway(port, dataDir, sim.url);
+      await waitReady(url);
+      const k = await admin(url, "GET", `/admin/keys/${created.id}`);
+      const usage = await (await fetch(url + "/v1/usage/requests", {
+        headers: { authorization: `Bearer ${created.key}` },
+      })).json();
+      proc.kill("SIGKILL");
+      await proc.status;
+      return { k, rows: usage.data };
+    };
+    const first = await settledOnce();
+    assert.equal(first.rows.length, 1, JSON.stringify(first.rows));
+    const row = first.rows[0];
+    assert.equal(row.status, "cancelled");
+    assert.equal(row.usage_source, "estimated");
+    assert.ok(row.output_tokens > 0 && row.output_tokens <= 20_000, String(row.output_tokens));
+    assert.notEqual(row.charged_usd, "0.00");
+    assert.equal(first.k.spent_usd, row.charged_usd);
+    assert.equal(first.k.held_usd, "0.00");
+    // A second restart finds nothing left to settle: no double charge.
+    const second = await settledOnce();
+    assert.equal(second.rows.length, 1);
+    assert.equal(second.k.spent_usd, first.k.spent_usd);
+    assert.equal(second.k.balance_usd, first.k.balance_usd);
+  } finally {
+    try {
+      proc.kill("SIGKILL");
+    } catch { /* already gone */ }
+    await proc.status;
+    await sim.close();
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});
+
 Deno.test("a second gateway or a direct-mode admin CLI on the same DATA_DIR is refused at start-up", async () => {
   const sim = await startSimulator();
   const dataDir = await Deno.makeTempDir();

@@ -31,6 +31,8 @@ export class Accounts {
   readonly #byHash = new Map<string, Account>();
   /** Presented key → account, so a known key is not hashed on every request. Memory only, bounded. */
   readonly #byKey = new Map<string, Account>();
+  /** Requests that can tell what they would settle with if cut now (open streams), for drain checkpoints. */
+  readonly #open = new Map<string, () => UsageRow | undefined>();
   readonly committer: GroupCommitter;
 
   private constructor(private readonly store: Store, commitIntervalMs: number) {
@@ -40,7 +42,29 @@ export class Accounts {
   static async load(store: Store, commitIntervalMs = 5): Promise<Accounts> {
     const accounts = new Accounts(store, commitIntervalMs);
     for (const rec of await store.listKeys()) accounts.#index(rec);
+    await accounts.#settleCheckpoints();
     return accounts;
+  }
+
+  /**
+   * Requests a killed process was still streaming while it drained: each is charged what its last
+   * checkpoint says (an estimate, already capped at its hold), never more than the balance, and its
+   * checkpoint is deleted in the same atomic write as the balance change — so a restart cannot charge twice.
+   */
+  async #settleCheckpoints(): Promise<void> {
+    for (const row of await this.store.listOpen()) {
+      const acc = this.#byId.get(row.keyId);
+      if (!acc) {
+        await this.store.commit({ keys: [], usage: [], closed: [row.requestId] });
+        continue;
+      }
+      const free = acc.rec.balance > 0n ? acc.rec.balance : 0n;
+      const charge = row.charged < free ? row.charged : free;
+      acc.rec.balance -= charge;
+      acc.rec.spent += charge;
+      const settled = { ...row, charged: charge, writtenOff: row.writtenOff + row.charged - charge };
+      await this.store.commit({ keys: [acc.rec], usage: [settled], closed: [row.requestId] });
+    }
   }
 
   byHash(hash: string): Account | undefined {
@@ -121,6 +145,8 @@ export class Accounts {
   /** Releases a hold and charges `charge` (the reservation has capped it so the balance stays ≥ 0).
    *  Queues the key and the usage row. */
   settle(acc: Account, held: bigint, charge: bigint, row: UsageRow): void {
+    this.#open.delete(row.requestId);
+    this.committer.settled(row.requestId);
     acc.held -= held;
     const w = roll(acc.windows, row.createdAt);
     w.open -= held;
@@ -132,7 +158,25 @@ export class Accounts {
     this.committer.usage(row);
   }
 
+  /** Registers what an open request would settle with if cut now; dropped when it settles. */
+  trackOpen(requestId: string, checkpoint: () => UsageRow | undefined): void {
+    this.#open.set(requestId, checkpoint);
+  }
+
+  /** Shutdown began: commit at once from now on, and checkpoint the open requests while they drain. */
+  drain(): Promise<void> {
+    return this.committer.drain(() => {
+      const rows: UsageRow[] = [];
+      for (const checkpoint of this.#open.values()) {
+        const row = checkpoint();
+        if (row) rows.push(row);
+      }
+      return rows;
+    });
+  }
+
   async close(): Promise<void> {
+    this.committer.stop();
     await this.committer.flush();
   }
 

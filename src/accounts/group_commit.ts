@@ -5,7 +5,9 @@
  * settlement to its durability is at most: the interval + the commit in flight + its own commit (+ event
  * loop delay). The lag is measured on every round (`stats()`, `GET /admin/ledger`, `deno task bench`).
  * A kill -9 loses at most the settlements inside that lag — charges the user then does not pay (never a
- * double charge). In drain mode (SIGTERM) every change commits at once, without the interval.
+ * double charge). In drain mode (SIGTERM) every change commits at once, without the interval, and every
+ * `checkpointMs` the rows that open streams would settle with if cut now are written as checkpoints, so a
+ * SIGKILL during the drain leaves them to be settled at the next start instead of lost.
  */
 import type { Store } from "../store/store.ts";
 import type { KeyRecord, UsageRow } from "../store/types.ts";
@@ -32,6 +34,12 @@ export class GroupCommitter {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #inflight: Promise<boolean> | undefined;
   #intervalMs: number;
+  /** Drain mode: the checkpoint rows of the requests still open, and the ticker that writes them. */
+  #checkpoints: (() => UsageRow[]) | undefined;
+  #checkpointTicker: ReturnType<typeof setInterval> | undefined;
+  /** Requests with a checkpoint in the store, and those settled since whose checkpoint must go. */
+  #checkpointed = new Set<string>();
+  #closed: string[] = [];
   #stats: CommitStats = { commits: 0, failures: 0, lastLagMs: 0, maxLagMs: 0 };
 
   constructor(
@@ -61,10 +69,31 @@ export class GroupCommitter {
     return { ...this.#stats };
   }
 
-  /** Shutdown: commit what is pending now, and from here on every change as soon as it happens. */
-  drain(): Promise<void> {
+  /** A request settled: its checkpoint, if one was written, is deleted with its balance change. */
+  settled(requestId: string): void {
+    if (this.#checkpointed.delete(requestId)) this.#closed.push(requestId);
+  }
+
+  /**
+   * Shutdown: commit what is pending now, from here on every change as soon as it happens, and every
+   * `checkpointMs` the checkpoints of the requests still open.
+   */
+  drain(checkpoints?: () => UsageRow[], checkpointMs = 100): Promise<void> {
     this.#intervalMs = 0;
+    if (checkpoints && !this.#checkpointTicker) {
+      this.#checkpoints = checkpoints;
+      this.#checkpointTicker = setInterval(() => {
+        if (this.#checkpoints!().length === 0) return;
+        this.#queue(); // a round with nothing else pending still writes the checkpoints
+      }, checkpointMs);
+    }
     return this.flush();
+  }
+
+  /** Stops the checkpoint ticker (after the drain, once no stream is open). */
+  stop(): void {
+    clearInterval(this.#checkpointTicker);
+    this.#checkpointTicker = undefined;
   }
 
   /** Resolves when every change queued before the call is durable, or when a commit of it failed. */
@@ -97,17 +126,22 @@ export class GroupCommitter {
     const upto = this.#queued;
     const keys = [...this.#keys.values()].map((k) => structuredClone(k));
     const usage = this.#usage;
+    const closed = this.#closed;
+    const open = this.#checkpoints?.() ?? [];
+    for (const row of open) this.#checkpointed.add(row.requestId);
     this.#keys = new Map();
     this.#usage = [];
+    this.#closed = [];
     this.#pendingSince = undefined;
     try {
-      await this.store.commit({ keys, usage });
+      await this.store.commit({ keys, usage, open, closed });
     } catch (err) {
       // Keep the data: requeue for a later round rather than lose a settlement.
       this.#stats.failures++;
       console.error(`group commit failed (${keys.length} keys, ${usage.length} rows): ${err}`);
       for (const k of keys) if (!this.#keys.has(k.id)) this.#keys.set(k.id, k);
       this.#usage.unshift(...usage);
+      this.#closed.unshift(...closed);
       this.#pendingSince = since;
       this.#timer = setTimeout(() => this.#startRound(), Math.max(this.#intervalMs, RETRY_MS));
       return false;

@@ -89,3 +89,21 @@ Deno.test("GroupCommitter in drain mode commits each change without the interval
   assert.deepEqual(s.batches.map(ids), [["a:1"]]);
   assert.equal(gc.stats().commits, 1);
 });
+
+Deno.test("GroupCommitter while draining writes checkpoints on its ticker and deletes them once settled", async () => {
+  const s = gatedStore();
+  const gc = new GroupCommitter(s.store, 60_000);
+  let open = [{ requestId: "req_open" }] as never[];
+  void gc.drain(() => open, 10);
+  await s.release(); // the ticker forces a round though nothing else is pending
+  assert.deepEqual(s.batches[0]!.open!.map((r: { requestId: string }) => r.requestId), ["req_open"]);
+  open = [];
+  gc.settled("req_open");
+  gc.settled("req_never_checkpointed");
+  gc.usage({ requestId: "req_open" } as never);
+  await s.release();
+  await gc.flush();
+  gc.stop();
+  assert.deepEqual(s.batches[1]!.closed, ["req_open"]);
+  assert.deepEqual(s.batches[1]!.open, []);
+});

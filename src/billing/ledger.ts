@@ -39,10 +39,6 @@ export class Reservation {
     private readonly now: () => number,
   ) {}
 
-  get settled(): boolean {
-    return this.#settled;
-  }
-
   /**
    * Charges actual usage and releases the hold. Idempotent: only the first call counts.
    * The charge never drives the balance below zero (hardening issue, money item 1): it is capped at the
@@ -52,19 +48,32 @@ export class Reservation {
   settle(s: SettleInput): bigint {
     if (this.#settled) return 0n;
     this.#settled = true;
+    const row = this.#row(s);
+    if (row.writtenOff > 0n) {
+      console.warn(
+        `request ${row.requestId} key ${row.keyId}: usage beyond the hold, ${row.writtenOff} pUSD written off`,
+      );
+    }
+    this.accounts.settle(this.input.account, this.amount, row.charged, row);
+    return row.charged;
+  }
+
+  /** For drain checkpoints: what this request would settle with if it were cut now (undefined: free). */
+  trackOpen(cutNow: () => SettleInput | undefined): void {
+    this.accounts.trackOpen(this.input.requestId, () => {
+      const s = cutNow();
+      return s && this.#row(s);
+    });
+  }
+
+  #row(s: SettleInput): UsageRow {
     const { account, model, requestId, endpoint, stream } = this.input;
     const price = chargeAmount(this.rates, s.usage, account.rec.membership === "private");
     const free = this.accounts.available(account); // excludes this hold, which is still counted
     let ceiling = s.usageSource === "estimated" || free < 0n ? this.amount : this.amount + free;
     if (ceiling < 0n) ceiling = 0n;
     const charge = price < ceiling ? price : ceiling;
-    const writtenOff = price - charge;
-    if (writtenOff > 0n) {
-      console.warn(
-        `request ${requestId} key ${account.rec.id}: usage beyond the hold, ${writtenOff} pUSD written off`,
-      );
-    }
-    this.accounts.settle(account, this.amount, charge, {
+    return {
       requestId,
       keyId: account.rec.id,
       family: model.family,
@@ -79,7 +88,7 @@ export class Reservation {
       webSearchRequests: s.usage.webSearchRequests,
       reserved: this.amount,
       charged: charge,
-      writtenOff,
+      writtenOff: price - charge,
       usageSource: s.usageSource,
       rates: {
         input: this.rates.input,
@@ -87,8 +96,7 @@ export class Reservation {
         output: this.rates.output,
         search: this.rates.search,
       },
-    });
-    return charge;
+    };
   }
 }
 

@@ -18,7 +18,7 @@ import { sseFrameBatches } from "../protocols/sse_parse.ts";
 import { callUpstream } from "../upstream/client.ts";
 import type { UpstreamTarget } from "../upstream/targets.ts";
 import { jsonAnswer } from "./json_answer.ts";
-import { settleFailed, settleStream } from "./settle.ts";
+import { settleFailed, settleStream, streamSettlement } from "./settle.ts";
 import { clientStream } from "./stream_pipeline.ts";
 
 export interface Exchange {
@@ -89,6 +89,8 @@ export async function forward(x: Exchange): Promise<Response> {
     upstreamError: () => inStreamError(x.model.family),
     abortUpstream: () => x.abort.abort(),
     onDone: (o) => settleStream(x.reservation, o, x.inputTokens),
+    onOpen: (cutNow) =>
+      x.reservation.trackOpen(() => streamSettlement(x.reservation, cutNow(), x.inputTokens)),
   });
   return new Response(stream, {
     status: 200,

@@ -45,6 +45,8 @@ export interface StreamOptions {
   abortUpstream(): void;
   /** Called exactly once when the stream is over, however it ended. */
   onDone(outcome: StreamOutcome): void;
+  /** Handed, once, a view of the outcome as if the stream were cancelled now (for drain checkpoints). */
+  onOpen?(cutNow: () => StreamOutcome): void;
 }
 
 const encoder = new TextEncoder();
@@ -68,6 +70,8 @@ export function clientStream(opts: StreamOptions): ReadableStream<Uint8Array> {
     reader.cancel().catch(() => {});
     opts.onDone({ usage, deliveredChars: delivered, events, finished, ...outcome });
   };
+
+  opts.onOpen?.(() => ({ usage, deliveredChars: delivered, events, finished, cancelled: true }));
 
   const send = (text: string) => {
     if (text) {

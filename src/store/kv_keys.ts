@@ -8,6 +8,9 @@ export const kvKeys = {
   usage: (keyId: string, createdAt: number, requestId: string) =>
     ["usage", keyId, Number.MAX_SAFE_INTEGER - createdAt, requestId] as const,
   usagePrefix: (keyId: string) => ["usage", keyId] as const,
+  /** Drain checkpoint of a request still streaming when the process began to shut down. */
+  open: (requestId: string) => ["open", requestId] as const,
+  openPrefix: () => ["open"] as const,
   /** The live tariff: every rate row in one value (a few dozen rows, far below the 64 KiB limit). */
   tariff: () => ["tariff"] as const,
   /** File metadata, per key (listing a key's files is one prefix scan). */

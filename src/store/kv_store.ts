@@ -49,16 +49,26 @@ export class KvStore implements Store {
   }
 
   async commit(batch: CommitBatch): Promise<void> {
+    // Key records first and the settled checkpoints right after them, so a checkpoint is never deleted
+    // without its balance change nor kept beside it (a batch splits only past 900 mutations).
     const entries: [Deno.KvKey, unknown][] = [
       ...batch.keys.map((k): [Deno.KvKey, unknown] => [kvKeys.key(k.id), k]),
+      ...(batch.closed ?? []).map((id): [Deno.KvKey, unknown] => [kvKeys.open(id), undefined]),
       ...batch.usage.map((u): [Deno.KvKey, unknown] => [kvKeys.usage(u.keyId, u.createdAt, u.requestId), u]),
+      ...(batch.open ?? []).map((u): [Deno.KvKey, unknown] => [kvKeys.open(u.requestId), u]),
     ];
     for (let i = 0; i < entries.length; i += MAX_MUTATIONS) {
       const op = this.kv.atomic();
-      for (const [k, v] of entries.slice(i, i + MAX_MUTATIONS)) op.set(k, v);
+      for (const [k, v] of entries.slice(i, i + MAX_MUTATIONS)) v === undefined ? op.delete(k) : op.set(k, v);
       const res = await op.commit();
       if (!res.ok) throw new Error("kv commit failed");
     }
+  }
+
+  async listOpen(): Promise<UsageRow[]> {
+    const out: UsageRow[] = [];
+    for await (const e of this.kv.list<UsageRow>({ prefix: kvKeys.openPrefix() })) out.push(e.value);
+    return out;
   }
 
   async listUsage(keyId: string, opts: { limit: number; after?: string }): Promise<UsagePage> {

@@ -50,8 +50,13 @@ export interface Store {
   getKey(id: string): Promise<KeyRecord | null>;
   /** Creates a key; fails if the id or the hash already exists. */
   createKey(rec: KeyRecord): Promise<void>;
-  /** Writes key records and usage rows in one atomic operation (last writer wins per key). */
+  /**
+   * Writes key records and usage rows (last writer wins per key), deletes settled checkpoints in the same
+   * atomic operation as the key records, and writes the batch's drain checkpoints.
+   */
   commit(batch: CommitBatch): Promise<void>;
+  /** Drain checkpoints left by a process that was killed while draining. */
+  listOpen(): Promise<UsageRow[]>;
   /** Usage rows of one key, newest first. `after` is a continuation from a previous page. */
   listUsage(keyId: string, opts: { limit: number; after?: string }): Promise<UsagePage>;
   /** The live tariff rows; null when never stored (the gateway then seeds it). */

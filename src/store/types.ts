@@ -56,4 +56,11 @@ export interface UsageRow {
 export interface CommitBatch {
   keys: KeyRecord[];
   usage: UsageRow[];
+  /**
+   * Drain checkpoints: the usage row each request still streaming would settle with if it were cut now.
+   * A process killed while draining settles them at its next start (README, durability promise).
+   */
+  open?: UsageRow[];
+  /** Request ids whose checkpoint is settled now: deleted together with the key records. */
+  closed?: string[];
 }

@@ -116,9 +116,7 @@ export class GroupCommitter {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
     if (this.#inflight || this.#pendingSince === undefined) return;
-    this.#inflight = this.#round().finally(() => {
-      this.#inflight = undefined;
-    });
+    this.#inflight = this.#round();
   }
 
   async #round(): Promise<boolean> {
@@ -136,6 +134,7 @@ export class GroupCommitter {
     try {
       await this.store.commit({ keys, usage, open, closed });
     } catch (err) {
+      this.#inflight = undefined;
       // Keep the data: requeue for a later round rather than lose a settlement.
       this.#stats.failures++;
       console.error(`group commit failed (${keys.length} keys, ${usage.length} rows): ${err}`);
@@ -146,6 +145,9 @@ export class GroupCommitter {
       this.#timer = setTimeout(() => this.#startRound(), Math.max(this.#intervalMs, RETRY_MS));
       return false;
     }
+    // Cleared in the same synchronous step as the check below, so a change queued now is never left
+    // without a round (a `finally` would clear it a microtask later, after a change had been told to wait).
+    this.#inflight = undefined;
     this.#durable = upto;
     const lag = this.now() - since;
     this.#stats.commits++;

@@ -6,6 +6,9 @@
  * carry `publishedDate`. Magic queries: `sim:status=<code>` answers that HTTP status,
  * `sim:garbage` answers 200 with a body that is not JSON, `sim:empty` answers no results.
  * `format` other than json → 403, as SearXNG does when the format is not enabled.
+ * Like SearXNG, `POST /search` with the parameters form-encoded in the body is the same search; like
+ * the front server of a real instance, a request target (path and query) over 8 KiB is refused with
+ * 414 (nginx's default buffer for the request line).
  */
 
 export const SEARCH_RESULT_COUNT = 25;
@@ -37,11 +40,21 @@ export function searchResults(query: string): Record<string, unknown>[] {
   return out;
 }
 
-export function search(req: Request): Response {
+/** Longest request target (path + query) the simulated front server accepts. */
+export const SEARCH_MAX_TARGET_BYTES = 8192;
+
+export async function search(req: Request): Promise<Response> {
   const url = new URL(req.url);
-  if (req.method !== "GET") return new Response("method not allowed", { status: 405 });
-  if (url.searchParams.get("format") !== "json") return new Response("Forbidden", { status: 403 });
-  const q = url.searchParams.get("q") ?? "";
+  if (url.href.length - url.origin.length > SEARCH_MAX_TARGET_BYTES) {
+    await req.body?.cancel();
+    return new Response("414 Request-URI Too Large", { status: 414 });
+  }
+  let params: URLSearchParams;
+  if (req.method === "GET") params = url.searchParams;
+  else if (req.method === "POST") params = new URLSearchParams(await req.text());
+  else return new Response("method not allowed", { status: 405 });
+  if (params.get("format") !== "json") return new Response("Forbidden", { status: 403 });
+  const q = params.get("q") ?? "";
   const status = /^sim:status=(\d{3})$/.exec(q)?.[1];
   if (status) return Response.json({ error: "simulated" }, { status: Number(status) });
   if (q === "sim:garbage") return new Response("<html>not json</html>", { status: 200 });

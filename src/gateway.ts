@@ -4,6 +4,7 @@ import type { App } from "./app.ts";
 import { Tariff } from "./billing/tariff.ts";
 import { loadTariff } from "./billing/tariff_rows.ts";
 import { type Config, isDemoMode } from "./config/env.ts";
+import { type ConnectionBounds, serveGateway } from "./http/serve.ts";
 import { createHandler } from "./http/server.ts";
 import { openStore } from "./store/open.ts";
 import { simulatorTargets, targetsFromConfig } from "./upstream/targets.ts";
@@ -18,7 +19,11 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-export async function startGateway(config: Config): Promise<Gateway> {
+/** `connection`: the header/idle deadlines (src/http/serve.ts); tests shorten them. */
+export async function startGateway(
+  config: Config,
+  opts: { connection?: Partial<ConnectionBounds> } = {},
+): Promise<Gateway> {
   const store = await openStore(config);
   let tariff: Tariff;
   try {
@@ -39,12 +44,11 @@ export async function startGateway(config: Config): Promise<Gateway> {
     simulated: demo,
     now: () => Date.now(),
   };
-  const server = Deno.serve({
-    port: config.PORT,
-    hostname: config.HOST,
-    onListen: () => {},
-  }, createHandler(app));
-  const addr = server.addr as Deno.NetAddr;
+  const server = serveGateway(
+    { port: config.PORT, hostname: config.HOST, ...opts.connection },
+    createHandler(app),
+  );
+  const addr = server.addr;
   const host = addr.hostname === "0.0.0.0" ? "127.0.0.1" : addr.hostname;
   return {
     app,

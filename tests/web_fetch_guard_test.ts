@@ -82,7 +82,7 @@ const HOSTILE: [string, Expect][] = [
   ["http://[::ffff:127.0.0.1]/", "rejected"],
   ["http://[::ffff:7f00:1]/", "rejected"],
   ["http://[fd00:ec2::254]/", "rejected"],
-  ["http://[fe80::1%25eth0]/", "malformed"],
+  ["http://[fe80::1%25eth0]/", "rejected"], // zone id: unparsable, still an IP literal
   ["http://[2606:4700::1111]/", "rejected"],
   // names
   ["http://metadata.google.internal/computeMetadata/v1/", "rejected"],
@@ -103,7 +103,7 @@ const HOSTILE: [string, Expect][] = [
   ["http://аpple.com/", "rejected"], // Cyrillic а + Latin: mixed-script homograph
   ["http://аррӏе.com/", "rejected"], // whole-script Cyrillic look-alike of apple
   ["http://xn--80ak6aa92e.com/", "rejected"], // the same, already in punycode
-  ["http://paypal.com.127.0.0.1/", "malformed"], // WHATWG: numeric last label that is no IPv4
+  ["http://paypal.com.127.0.0.1/", "rejected"], // WHATWG: numeric last label (IP form), unparsable
   // names resolving to non-public addresses (fake DNS)
   ["http://ten.example.com/", "rejected"],
   ["http://rfc1918.example.com/", "rejected"],

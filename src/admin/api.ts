@@ -1,6 +1,7 @@
 /** The operator HTTP API under /admin/ (enabled only when ADMIN_TOKEN is set). */
 import type { App } from "../app.ts";
 import { timingSafeEqual } from "../auth/api_key.ts";
+import { bearerToken } from "../auth/authenticate.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import { parseJsonObject, readBodyBytes, readJsonObject } from "../http/body.ts";
 import { jsonResponse } from "../http/json.ts";
@@ -9,8 +10,10 @@ import { applyKeyAction, createKey, KEY_ACTIONS, type KeyAction, keyView } from 
 
 export function requireAdmin(app: App, req: Request): void {
   const token = app.config.ADMIN_TOKEN;
-  const m = /^Bearer\s+(\S+)$/i.exec(req.headers.get("authorization")?.trim() ?? "");
-  if (!token || !m || !timingSafeEqual(m[1]!, token)) throw new GatewayError("admin_unauthorized");
+  const presented = bearerToken(req.headers.get("authorization"));
+  if (!token || presented === undefined || !timingSafeEqual(presented, token)) {
+    throw new GatewayError("admin_unauthorized");
+  }
 }
 
 export const ADMIN_BODY_LIMIT = 64 * 1024;

@@ -3,15 +3,30 @@ import type { Account, Accounts } from "../accounts/accounts.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import { hashKey, isWellFormedKey } from "./api_key.ts";
 
-/** The key from `x-api-key` or `Authorization: Bearer` (both accepted on every surface). */
+/**
+ * `Authorization: Bearer <key>`: the scheme (case-insensitive, RFC 9110 §11.1), one or more spaces or
+ * tabs, the key — nothing else. Not `\s`/`trim()`: those also accept a no-break space, U+2028 and the
+ * like, so `Bearer\u00a0<key>` or `<key>\u00a0` would authenticate.
+ */
+const BEARER = /^Bearer[ \t]+([^ \t]+)$/i;
+
+/** The token of an exact `Bearer <token>` header value, or undefined (also for the operator token). */
+export function bearerToken(value: string | null): string | undefined {
+  return value === null ? undefined : BEARER.exec(value)?.[1];
+}
+
+/**
+ * The key from `x-api-key` or `Authorization: Bearer` (both accepted on every surface), matched
+ * exactly. HTTP strips spaces and tabs around a header value before we see it; any other character
+ * around the key makes it an invalid key (never a missing one).
+ */
 export function extractKey(headers: Headers): string | undefined {
   const xKey = headers.get("x-api-key");
-  if (xKey !== null && xKey.trim() !== "") return xKey.trim();
+  if (xKey !== null && xKey !== "") return xKey;
   const auth = headers.get("authorization");
-  if (auth === null || auth.trim() === "") return undefined;
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(auth.trim());
+  if (auth === null || auth === "") return undefined;
   // A present but malformed Authorization header is an invalid key, not a missing one.
-  return m ? m[1]! : auth.trim();
+  return bearerToken(auth) ?? auth;
 }
 
 export async function authenticate(headers: Headers, accounts: Accounts, now = Date.now()): Promise<Account> {

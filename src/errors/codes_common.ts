@@ -109,6 +109,23 @@ export const COMMON_CODES = {
     message: "Метод не поддерживается для этого пути.",
     action: "Используйте метод из заголовка Allow.",
   },
+  // HTTP-level faults the gateway sees (README "Errors"; larger heads are refused by Deno itself)
+  request_body_unreadable: bad(
+    "Тело запроса не удалось прочитать: нарушено HTTP-кадрирование (chunked, Content-Length) или поток оборван.",
+    "Отправьте тело целиком с корректным Content-Length или chunked-кодированием.",
+  ),
+  request_uri_too_long: {
+    status: 414,
+    type: "invalid_request_error",
+    message: "Адрес запроса (путь и параметры) слишком длинный.",
+    action: "Сократите путь и параметры запроса до 8 КиБ.",
+  },
+  request_header_fields_too_large: {
+    status: 431,
+    type: "invalid_request_error",
+    message: "Заголовки запроса слишком большие.",
+    action: "Отправьте не более 100 заголовков общим размером до 32 КиБ.",
+  },
   request_body_too_large: {
     status: 413,
     type: "invalid_request_error",

@@ -12,6 +12,7 @@
  */
 import type { Account } from "../accounts/accounts.ts";
 import type { App } from "../app.ts";
+import { isFileId } from "./service.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { ProtocolName } from "../protocols/codec.ts";
 import type { FileSection, StoredFile } from "../store/store.ts";
@@ -118,7 +119,10 @@ async function substitute(
   for (const ref of refs) {
     let block = blocks.get(ref.fileId);
     if (!block) {
-      const file = await app.store.getFile(account.rec.id, ref.fileId, app.now());
+      // An id of another shape is never a file (and would not fit in a store key): hardening issue, item 5.
+      const file = isFileId(ref.fileId)
+        ? await app.store.getFile(account.rec.id, ref.fileId, app.now())
+        : null;
       if (!file) throw new GatewayError("file_not_found", { param: ref.param });
       const text = translatedText(file, await app.store.getFileSections(file));
       block = surface === "openai_responses" ? { type: "input_text", text } : { type: "text", text };

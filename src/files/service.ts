@@ -38,6 +38,17 @@ export function newFileId(): string {
   return `file_${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
 }
 
+/** The shape newFileId issues; change both together. */
+const FILE_ID_RE = /^file_[0-9a-f]{24}$/;
+
+/**
+ * Whether `id` has the shape of an id this gateway issues. Checked before any store lookup: an id of
+ * another shape was never issued (404), and a long one would exceed the KV key size (a 500 before).
+ */
+export function isFileId(id: string): boolean {
+  return FILE_ID_RE.test(id);
+}
+
 /** Bounds how many documents are extracted at once (peak memory of the process). */
 class Gate {
   #active = 0;
@@ -91,7 +102,7 @@ export async function uploadFile(app: App, account: Account, upload: Upload): Pr
 }
 
 export async function getOwnFile(app: App, account: Account, id: string): Promise<StoredFile> {
-  const f = id.startsWith("file_") ? await app.store.getFile(account.rec.id, id, app.now()) : null;
+  const f = isFileId(id) ? await app.store.getFile(account.rec.id, id, app.now()) : null;
   if (!f) throw new GatewayError("file_not_found", { param: "file_id" });
   return f;
 }

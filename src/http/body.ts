@@ -2,6 +2,16 @@
 import { GatewayError } from "../errors/gateway_error.ts";
 import { concatBytes } from "../util/bytes.ts";
 
+/**
+ * A failure of the body stream itself — broken chunked framing (bad size, overflow, a chunk extension
+ * over Deno's bound), a body shorter than its Content-Length, a connection cut mid-body — is the
+ * client's fault, never a 500: 400 `request_body_unreadable`. Only the size limit answers 413.
+ */
+function unreadable(err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err;
+  return new GatewayError("request_body_unreadable");
+}
+
 export async function readBodyBytes(req: Request, limit: number): Promise<Uint8Array> {
   const declared = req.headers.get("content-length");
   if (declared !== null && Number(declared) > limit) {
@@ -10,32 +20,55 @@ export async function readBodyBytes(req: Request, limit: number): Promise<Uint8A
   }
   if (!req.body) return new Uint8Array(0);
   // A declared length within the limit is what HTTP framing will deliver: read it in one native call.
-  if (declared !== null) return new Uint8Array(await req.arrayBuffer());
+  if (declared !== null) {
+    try {
+      return new Uint8Array(await req.arrayBuffer());
+    } catch (err) {
+      throw unreadable(err);
+    }
+  }
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      throw new GatewayError("request_body_too_large");
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > limit) {
+        await reader.cancel().catch(() => {});
+        throw new GatewayError("request_body_too_large");
+      }
+      chunks.push(value);
     }
-    chunks.push(value);
+  } catch (err) {
+    reader.releaseLock();
+    throw unreadable(err);
   }
   return concatBytes(chunks);
 }
 
-const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+/** `ignoreBOM: true` keeps a leading U+FEFF in the text, so it can be refused rather than dropped. */
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** Reads a JSON object body: bad UTF-8 or JSON → invalid_json, any other JSON value → invalid_body_type. */
 export async function readJsonObject(req: Request, limit: number): Promise<Record<string, unknown>> {
   return parseJsonObject(await readBodyBytes(req, limit));
 }
 
-/** Bad UTF-8 or JSON → invalid_json; any JSON value but an object → invalid_body_type. */
+/**
+ * Bad UTF-8 or JSON → invalid_json; any JSON value but an object → invalid_body_type.
+ *
+ * A UTF-8 byte order mark is refused (RFC 8259 §8.1: senders must not add one). Dropping it here while
+ * the native pass-through forwards the client's raw bytes would send the upstream a body it refuses;
+ * refusing keeps what was validated and what is forwarded the same bytes.
+ */
 export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) {
+    throw new GatewayError("invalid_json", {
+      detail: "Тело начинается с метки порядка байтов (BOM, EF BB BF); отправьте JSON без BOM.",
+    });
+  }
   let value: unknown;
   try {
     value = JSON.parse(utf8.decode(bytes));

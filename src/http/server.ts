@@ -2,28 +2,37 @@
 import { type App, SIMULATED_HEADER } from "../app.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import { type Envelope, errorResponse } from "../errors/render.ts";
+import { checkHeadSize, checkHost } from "./request_head.ts";
 import { newRequestId } from "./request_id.ts";
 import { Router } from "./router.ts";
 import { type Handler, ROUTES } from "./routes.ts";
+import type { ConnMeta } from "./serve.ts";
 
-export function createHandler(app: App): (req: Request) => Promise<Response> {
+export function createHandler(app: App): (req: Request, conn: ConnMeta) => Promise<Response> {
   const routes = app.config.ADMIN_TOKEN ? ROUTES : ROUTES.filter((r) => !r.path.startsWith("/admin/"));
   const router = new Router<Handler>(routes);
   const simHeaders: Record<string, string> = app.simulated ? { [SIMULATED_HEADER]: "true" } : {};
 
-  return async (req: Request): Promise<Response> => {
+  return async (req: Request, conn: ConnMeta): Promise<Response> => {
     const requestId = newRequestId();
     const url = new URL(req.url);
     const m = router.match(req.method, url.pathname);
-    let envelope: Envelope = url.pathname.includes("/messages") ? "anthropic" : "openai";
+    const envelope: Envelope = m.kind === "found"
+      ? m.route.envelope
+      : m.kind === "method_not_allowed"
+      ? m.envelope
+      : url.pathname.includes("/messages")
+      ? "anthropic"
+      : "openai";
     const headers: Record<string, string> = { ...simHeaders };
     try {
+      // The head first: before routing and authentication (README "Errors", HTTP level).
+      checkHost(req, url, conn.fallbackHost);
+      checkHeadSize(req, url);
       if (m.kind === "not_found") throw new GatewayError("route_not_found");
       if (m.kind === "method_not_allowed") {
-        envelope = m.envelope;
         throw new GatewayError("method_not_allowed", { headers: { allow: m.allow.join(", ") } });
       }
-      envelope = m.route.envelope;
       const res = await m.route.handler(app, { req, url, requestId, params: m.params, envelope, headers });
       if (app.simulated) res.headers.set(SIMULATED_HEADER, "true");
       return res;

@@ -105,6 +105,7 @@ export async function searchHandler(app: App, ctx: RouteContext): Promise<Respon
   if (app.accounts.available(acc) <= 0n) throw new GatewayError("insufficient_credit");
   const query = checkQuery(await readSingleField(ctx.req, "query"));
   const backend = backendFor(app);
+  backend.checkQuery(query);
   const signal = AbortSignal.timeout(SEARCH_TIMEOUT_MS);
   let raw: RawResult[];
   try {

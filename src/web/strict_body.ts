@@ -16,7 +16,10 @@ export async function readSingleField(req: Request, field: string): Promise<stri
     body = await readJsonObject(req, HELPER_BODY_LIMIT);
   } catch (err) {
     if (err instanceof GatewayError && (err.code === "invalid_json" || err.code === "invalid_body_type")) {
-      throw invalid(null, "Тело должно быть JSON-объектом.");
+      throw invalid(null, err.detail ?? "Тело должно быть JSON-объектом.");
+    }
+    if (err instanceof GatewayError && err.code === "request_body_unreadable") {
+      throw invalid(null, "Тело запроса не удалось прочитать (нарушено HTTP-кадрирование).");
     }
     throw err;
   }

@@ -7,9 +7,10 @@
  * - `malformed`: the string is not an acceptable URL at all (unparsable, over 2048 characters,
  *   whitespace or control characters, backslash, user/password, fragment) → 400
  *   `invalid_managed_service_request`, param `url` (for the client's own URL).
- * - `rejected`: a well-formed URL pointing somewhere the gateway will not go (scheme, port, IP
- *   literal in any notation, name without a dot, metadata host, private suffix, trailing dot,
- *   IDN homograph, later: resolution) → 400 `managed_service_destination_rejected`.
+ * - `rejected`: a URL pointing somewhere the gateway will not go (scheme, port, IP literal in any
+ *   notation — also the ones the URL parser cannot parse, such as an IPv6 zone id — name without a
+ *   dot, metadata host, private suffix, trailing dot, IDN homograph, later: resolution) → 400
+ *   `managed_service_destination_rejected`.
  */
 import { domainToUnicode } from "node:url";
 
@@ -142,6 +143,10 @@ export function checkUrl(raw: string, ports: ReadonlySet<number> = PRODUCTION_PO
   try {
     url = new URL(raw);
   } catch {
+    // The parser also fails on some addresses (an IPv6 zone id `[fe80::1%25lo]`, an IPv4 form out of
+    // range such as `1.2.3.256`, a name whose last label is numeric): those are destinations, and every
+    // refused destination gets the same answer.
+    if (writtenHostIsIpForm(authority)) reject("IP address literal");
     return malformed("unparsable URL");
   }
   if (url.username !== "" || url.password !== "") malformed("user or password in URL");
@@ -153,6 +158,19 @@ export function checkUrl(raw: string, ports: ReadonlySet<number> = PRODUCTION_PO
   if (!ports.has(port)) reject(`port ${port} is not allowed (80 and 443 only)`);
   checkHostName(url.hostname, authority);
   return { url, host: url.hostname, port, tls };
+}
+
+/**
+ * The host of an authority as written (userinfo already refused) looks like an IP address: bracketed
+ * (IPv6, with or without a zone id) or a dotted name whose last label is numeric or hex — the forms the
+ * WHATWG parser treats as IPv4 (and refuses when out of range).
+ */
+export function writtenHostIsIpForm(authority: string): boolean {
+  if (/^\[[^\]]*\](:[^:]*)?$/.test(authority)) return true;
+  const host = authority.normalize("NFKC").replace(/:[^:]*$/, "").replace(/%2e|[\u3002\uff0e\uff61]/gi, ".")
+    .replace(/\.$/, "");
+  const last = host.split(".").pop() ?? "";
+  return /^[0-9]+$/.test(last) || /^0x[0-9a-f]*$/i.test(last);
 }
 
 /** Destination-name rules; `written` is the authority as the client wrote it (for IDN checks). */

@@ -1,0 +1,221 @@
+/**
+ * The listening socket of the gateway, with connection deadlines that `Deno.serve` does not have.
+ *
+ * Deno 2.9's HTTP/1.1 server keeps a connection open for as long as the client likes: a client that
+ * never finishes its request head (slowloris), or an idle keep-alive connection, is never closed.
+ * `Deno.serve` has no option for it, so the gateway accepts TCP itself (`Deno.listen`) and hands every
+ * connection to Deno's own HTTP server with `serveHttpOnConnection` — the per-connection entry point
+ * behind `Deno.serve` (exposed as `Deno[Deno.internal]`, not a public API). The HTTP parsing, the
+ * raw HTTP/1.1 fast path and h2c stay Deno's; only the bookkeeping below is ours:
+ *
+ * - a new connection must complete its first request head within `headerTimeoutMs`;
+ * - a connection with no request in progress (between keep-alive requests, or dribbling its next
+ *   head) is closed after `idleTimeoutMs`;
+ * - a connection with a request in progress (reading the body, streaming the answer) is never cut
+ *   by these bounds.
+ *
+ * "In progress" ends when `info.completed` settles (the response fully written, or the client gone).
+ * Closing uses the per-connection server's graceful `shutdown()`: with no request in flight it
+ * closes the socket at once. (Aborting its signal instead would throw an uncaught BadResource once
+ * the connection is already gone.)
+ *
+ * When the internal entry point is missing (another Deno version), the gateway falls back to plain
+ * `Deno.serve` without the deadlines and says so once on stderr; `tests/hostile_edges_test.ts`
+ * checks that the deadlines are active on the Deno the project pins.
+ */
+
+/** Per-connection facts the handler needs (see server.ts: the missing-Host check). */
+export interface ConnMeta {
+  /**
+   * The authority Deno writes into `req.url` when a request names none (no Host header,
+   * origin-form target): `localhost:<port>` on loopback/wildcard addresses, `<ip>:<port>` otherwise.
+   */
+  fallbackHost: string;
+}
+
+export type GatewayHandler = (req: Request, conn: ConnMeta) => Promise<Response>;
+
+export interface ConnectionBounds {
+  /** A new connection must deliver a complete request head within this many ms. */
+  headerTimeoutMs: number;
+  /** A connection without a request in progress is closed after this many ms. */
+  idleTimeoutMs: number;
+}
+
+/** Production bounds (README, "Connections"). */
+export const DEFAULT_CONNECTION_BOUNDS: Readonly<ConnectionBounds> = Object.freeze({
+  headerTimeoutMs: 10_000,
+  idleTimeoutMs: 75_000,
+});
+
+export interface ServeOptions extends Partial<ConnectionBounds> {
+  hostname: string;
+  port: number;
+  /** Plain `Deno.serve`, no deadlines: what a Deno without the entry point gets (tests use it). */
+  plain?: boolean;
+}
+
+export interface GatewayServer {
+  addr: Deno.NetAddr;
+  /** True when the connection deadlines are enforced (the per-connection entry point exists). */
+  deadlines: boolean;
+  /** Open connections right now (per-connection mode only; 0 otherwise). */
+  readonly connections: number;
+  /** Stops accepting, lets in-flight requests finish, closes every connection. */
+  shutdown(): Promise<void>;
+}
+
+interface ConnServer {
+  finished: Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+type ServeOnConnection = (
+  conn: Deno.Conn,
+  signal: AbortSignal | undefined,
+  handler: (req: Request, info: Deno.ServeHandlerInfo) => Response | Promise<Response>,
+  onError: (error: unknown) => Response | Promise<Response>,
+  onListen: () => void,
+) => ConnServer;
+
+function serveOnConnectionEntry(): ServeOnConnection | undefined {
+  try {
+    const internalKey = (Deno as unknown as { internal?: symbol }).internal;
+    if (internalKey === undefined) return undefined;
+    const internal = (Deno as unknown as Record<symbol, Record<string, unknown> | undefined>)[internalKey];
+    const fn = internal?.serveHttpOnConnection;
+    return typeof fn === "function" ? fn as ServeOnConnection : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether this Deno exposes the per-connection entry point the deadlines need. */
+export function connectionDeadlinesSupported(): boolean {
+  return serveOnConnectionEntry() !== undefined;
+}
+
+/** Rust's is_loopback() || is_unspecified() (an IPv4-mapped IPv6 address is neither there). */
+const isLoopbackOrAny = (host: string) =>
+  host === "0.0.0.0" || host === "::" || host === "::1" || /^127\./.test(host);
+
+/** Deno's fallback authority for a local address (ext/http request_properties.rs, req_host_from_addr). */
+export function fallbackHostFor(addr: Deno.NetAddr): string {
+  const local = isLoopbackOrAny(addr.hostname);
+  const ip = addr.hostname.includes(":") ? `[${addr.hostname}]` : addr.hostname;
+  if (addr.port === 80) return local ? "localhost" : ip;
+  return local ? `localhost:${addr.port}` : `${ip}:${addr.port}`;
+}
+
+const internalError = (error: unknown) => {
+  console.error(`HTTP handler failed: ${error instanceof Error ? error.stack : error}`);
+  return new Response("internal error", { status: 500 });
+};
+
+export function serveGateway(opts: ServeOptions, handler: GatewayHandler): GatewayServer {
+  const serveOn = opts.plain ? undefined : serveOnConnectionEntry();
+  if (!serveOn) {
+    if (!opts.plain) {
+      console.error(
+        "warning: this Deno has no per-connection HTTP entry point; header and idle connection deadlines are OFF",
+      );
+    }
+    const meta: ConnMeta = { fallbackHost: "" };
+    const server = Deno.serve(
+      { hostname: opts.hostname, port: opts.port, onListen: () => {}, onError: internalError },
+      (req) => handler(req, meta),
+    );
+    const addr = server.addr as Deno.NetAddr;
+    meta.fallbackHost = fallbackHostFor(addr);
+    return { addr, deadlines: false, connections: 0, shutdown: () => server.shutdown() };
+  }
+
+  const headerTimeoutMs = opts.headerTimeoutMs ?? DEFAULT_CONNECTION_BOUNDS.headerTimeoutMs;
+  const idleTimeoutMs = opts.idleTimeoutMs ?? DEFAULT_CONNECTION_BOUNDS.idleTimeoutMs;
+  const listener = Deno.listen({ hostname: opts.hostname, port: opts.port });
+  const live = new Set<ConnServer>();
+  let closing = false;
+
+  const serveConnection = (conn: Deno.Conn) => {
+    const meta: ConnMeta = { fallbackHost: fallbackHostFor(conn.localAddr as Deno.NetAddr) };
+    let inflight = 0;
+    let finished = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const expire = () => {
+      timer = undefined;
+      if (!finished && inflight === 0) server.shutdown().catch(() => {});
+    };
+    const arm = (ms: number) => {
+      timer = setTimeout(expire, ms);
+    };
+    const settled = () => {
+      if (--inflight === 0 && !finished && !closing) arm(idleTimeoutMs);
+    };
+    const server = serveOn(
+      conn,
+      undefined,
+      (req, info) => {
+        inflight++;
+        if (timer !== undefined) {
+          clearTimeout(timer);
+          timer = undefined;
+        }
+        info.completed.then(settled, settled);
+        return handler(req, meta);
+      },
+      internalError,
+      () => {},
+    );
+    arm(headerTimeoutMs);
+    live.add(server);
+    const done = () => {
+      finished = true;
+      if (timer !== undefined) clearTimeout(timer);
+      live.delete(server);
+    };
+    server.finished.then(done, done);
+  };
+
+  const acceptLoop = (async () => {
+    while (!closing) {
+      let conn: Deno.Conn;
+      try {
+        conn = await listener.accept();
+      } catch (err) {
+        if (closing) return;
+        // EMFILE and the like: do not spin; the listener stays open.
+        console.error(`accept failed: ${err instanceof Error ? err.message : err}`);
+        await new Promise((r) => setTimeout(r, 50));
+        continue;
+      }
+      if (closing) {
+        conn.close();
+        return;
+      }
+      try {
+        serveConnection(conn);
+      } catch (err) {
+        console.error(`serving a connection failed: ${err instanceof Error ? err.stack : err}`);
+        try {
+          conn.close();
+        } catch { /* already gone */ }
+      }
+    }
+  })();
+
+  return {
+    addr: listener.addr as Deno.NetAddr,
+    deadlines: true,
+    get connections() {
+      return live.size;
+    },
+    async shutdown() {
+      closing = true;
+      try {
+        listener.close();
+      } catch { /* already closed */ }
+      await acceptLoop;
+      await Promise.all([...live].map((s) => s.shutdown().catch(() => {})));
+    },
+  };
+}

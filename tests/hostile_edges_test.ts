@@ -586,7 +586,7 @@ Deno.test("edges 9: a no-break space before or after the key never authenticates
     ) {
       const r = await adminCall(value);
       assert.equal(r.status, 401, JSON.stringify(value));
-      assert.match(r.body, /admin_unauthorized/);
+      assert.match(r.body ?? "", /admin_unauthorized/);
     }
   }));
 

@@ -5,6 +5,7 @@
  */
 import { Accounts } from "../src/accounts/accounts.ts";
 import { reserve } from "../src/billing/ledger.ts";
+import { COMMON_CAP_CODES } from "../src/families/policy.ts";
 import { Tariff } from "../src/billing/tariff.ts";
 import { TARIFF_SEED } from "../src/billing/tariff_seed.ts";
 import { findModel } from "../src/catalog/models.ts";
@@ -79,6 +80,7 @@ async function cycler(accounts: Accounts) {
   const run = (n: number) => {
     const r = reserve(accounts, tariff, {
       account,
+      capCodes: COMMON_CAP_CODES,
       model,
       inputTokens: 20,
       outputBudget: 1024,

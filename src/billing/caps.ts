@@ -3,7 +3,6 @@
  * windows (the clock hour and the UTC day). Counters live with the account in memory; a cap is
  * refused when this request's reserve would cross it, with Retry-After = seconds to the window end.
  */
-import type { Family } from "../catalog/models.ts";
 import type { ErrorCode } from "../errors/codes.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { Caps } from "../store/types.ts";
@@ -49,30 +48,35 @@ export function roll(c: WindowCounters, now: number): WindowCounters {
   return c;
 }
 
-const delta = (family: Family) => family === "gamma" || family === "eta";
-
-function code(
-  family: Family,
-  name: "hourly_reserve_limit" | "daily_reserve_limit" | "hourly_spend_limit" | "daily_spend_limit",
-): ErrorCode {
-  return delta(family) ? (`delta_${name}` as ErrorCode) : name;
-}
+export type CapName =
+  | "hourly_reserve_limit"
+  | "daily_reserve_limit"
+  | "hourly_spend_limit"
+  | "daily_spend_limit";
+/** The family's code for each cap (its policy's `codes.caps`). */
+export type CapCodes = Readonly<Record<CapName, ErrorCode>>;
 
 /** Throws the first cap this reserve would cross, in the order reserve caps then spend caps. */
-export function checkCaps(caps: Caps, c: WindowCounters, reserve: bigint, family: Family, now: number): void {
+export function checkCaps(
+  caps: Caps,
+  c: WindowCounters,
+  reserve: bigint,
+  codes: CapCodes,
+  now: number,
+): void {
   const hourLeft = Math.ceil((c.hourStart + HOUR - now) / 1000);
   const dayLeft = Math.ceil((c.dayStart + DAY - now) / 1000);
   const over = (cap: bigint | null, used: bigint) => cap !== null && used + reserve > cap;
   if (over(caps.hourlyReserve, c.hourReserved)) {
-    throw new GatewayError(code(family, "hourly_reserve_limit"), { retryAfter: hourLeft });
+    throw new GatewayError(codes.hourly_reserve_limit, { retryAfter: hourLeft });
   }
   if (over(caps.dailyReserve, c.dayReserved)) {
-    throw new GatewayError(code(family, "daily_reserve_limit"), { retryAfter: dayLeft });
+    throw new GatewayError(codes.daily_reserve_limit, { retryAfter: dayLeft });
   }
   if (over(caps.hourlySpend, c.hourSpent + c.open)) {
-    throw new GatewayError(code(family, "hourly_spend_limit"), { retryAfter: hourLeft });
+    throw new GatewayError(codes.hourly_spend_limit, { retryAfter: hourLeft });
   }
   if (over(caps.dailySpend, c.daySpent + c.open)) {
-    throw new GatewayError(code(family, "daily_spend_limit"), { retryAfter: dayLeft });
+    throw new GatewayError(codes.daily_spend_limit, { retryAfter: dayLeft });
   }
 }

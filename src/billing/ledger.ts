@@ -8,12 +8,14 @@ import type { ModelEntry } from "../catalog/models.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { IRUsage } from "../ir/usage.ts";
 import type { UsageRow } from "../store/types.ts";
-import { checkCaps } from "./caps.ts";
+import { type CapCodes, checkCaps } from "./caps.ts";
 import { chargeAmount, reserveAmount } from "./price.ts";
 import type { Rates, Tariff } from "./tariff.ts";
 
 export interface ReserveInput {
   account: Account;
+  /** The family's codes for the key's caps. */
+  capCodes: CapCodes;
   model: ModelEntry;
   inputTokens: number;
   outputBudget: number;
@@ -30,6 +32,7 @@ export interface SettleInput {
 
 export class Reservation {
   #settled = false;
+  #onSettled: ((row: UsageRow) => void)[] = [];
 
   constructor(
     private readonly accounts: Accounts,
@@ -55,7 +58,13 @@ export class Reservation {
       );
     }
     this.accounts.settle(this.input.account, this.amount, row.charged, row);
+    for (const fn of this.#onSettled) fn(row);
     return row.charged;
+  }
+
+  /** Runs `fn` once the request has settled (an upstream lease's release, family bookkeeping). */
+  whenSettled(fn: (row: UsageRow) => void): void {
+    this.#onSettled.push(fn);
   }
 
   /** For drain checkpoints: what this request would settle with if it were cut now (undefined: free). */
@@ -118,7 +127,7 @@ export function reserve(
   if (available <= 0n) throw new GatewayError("insufficient_credit");
   if (available < amount) throw new GatewayError("request_reserve_exceeds_credit");
   const t = now();
-  checkCaps(input.account.rec.caps, accounts.windows(input.account, t), amount, input.model.family, t);
+  checkCaps(input.account.rec.caps, accounts.windows(input.account, t), amount, input.capCodes, t);
   // Synchronous from the credit check to here: no await, so no other request can interleave.
   if (!accounts.tryHold(input.account, amount, t)) throw new GatewayError("request_reserve_exceeds_credit");
   return new Reservation(accounts, input, rates, amount, now);

@@ -5,13 +5,9 @@
 import type { App } from "../app.ts";
 import type { Reservation } from "../billing/ledger.ts";
 import type { ModelEntry } from "../catalog/models.ts";
-import {
-  headersTimeout,
-  inStreamError,
-  invalidResponse,
-  unreachable,
-  upstreamStatusError,
-} from "../families/upstream_errors.ts";
+import { GatewayError } from "../errors/gateway_error.ts";
+import type { FamilyPolicy, UpstreamLease } from "../families/policy.ts";
+import { upstreamStatusError } from "../families/upstream_errors.ts";
 import type { RouteContext } from "../http/router.ts";
 import type { EncodeContext, Protocol } from "../protocols/codec.ts";
 import { sseFrameBatches } from "../protocols/sse_parse.ts";
@@ -25,6 +21,7 @@ export interface Exchange {
   app: App;
   ctx: RouteContext;
   model: ModelEntry;
+  policy: FamilyPolicy;
   /** The client's surface and the family's upstream protocol (the same object when native). */
   surface: Protocol;
   upstream: Protocol;
@@ -41,12 +38,22 @@ export interface Exchange {
 }
 
 export async function forward(x: Exchange): Promise<Response> {
+  const codes = x.policy.codes;
+  // The upstream account is the family's to give (one of a pool, after a queue); held until settlement.
+  let lease: UpstreamLease;
+  try {
+    lease = await x.policy.dispatch(x.target);
+  } catch (err) {
+    settleFailed(x.reservation, x.ctx.req.signal.aborted);
+    throw err;
+  }
+  x.reservation.whenSettled(() => lease.release());
   let res: Response;
   try {
     res = await callUpstream({
       url: x.target.baseUrl + x.upstream.upstreamPath,
       protocol: x.upstream.name,
-      key: x.target.keys[0]!,
+      key: lease.key,
       body: x.upstreamBody,
       abort: x.abort,
       headersTimeoutMs: x.app.config.UPSTREAM_HEADERS_TIMEOUT_MS,
@@ -55,13 +62,13 @@ export async function forward(x: Exchange): Promise<Response> {
     settleFailed(x.reservation, x.ctx.req.signal.aborted);
     // spec §7.2: "not finished in time" is 504; the headers timeout aborts with a TimeoutError reason.
     const timedOut = (x.abort.signal.reason as { name?: string } | undefined)?.name === "TimeoutError";
-    throw timedOut ? headersTimeout(x.model.family) : unreachable(x.model.family);
+    throw new GatewayError(timedOut ? codes.timedOut : codes.unavailable);
   }
   if (!res.ok) {
     const text = await res.text().catch(() => "");
     settleFailed(x.reservation, false);
     throw upstreamStatusError(
-      x.model.family,
+      codes,
       res.status,
       x.upstream.parseUpstreamError(res.status, text),
       res.headers.get("retry-after"),
@@ -73,7 +80,7 @@ export async function forward(x: Exchange): Promise<Response> {
   if (!isEventStream(res.headers.get("content-type"))) {
     await res.body.cancel().catch(() => {});
     settleFailed(x.reservation, false);
-    throw invalidResponse(x.model.family);
+    throw new GatewayError(codes.invalidResponse);
   }
 
   const stream = clientStream({
@@ -86,7 +93,8 @@ export async function forward(x: Exchange): Promise<Response> {
     requestId: x.ctx.requestId,
     heartbeatMs: x.app.config.STREAM_HEARTBEAT_MS,
     idleTimeoutMs: x.app.config.STREAM_IDLE_TIMEOUT_MS,
-    upstreamError: () => inStreamError(x.model.family),
+    upstreamError: () => new GatewayError(codes.inStream),
+    inspect: (ev) => x.policy.inspect(ev),
     abortUpstream: () => x.abort.abort(),
     onDone: (o) => settleStream(x.reservation, o, x.inputTokens),
     onOpen: (cutNow) =>

@@ -8,9 +8,9 @@ import { authenticate, checkAnthropicVersion } from "../auth/authenticate.ts";
 import { estimateInputTokens } from "../billing/estimate.ts";
 import { reserve } from "../billing/ledger.ts";
 import { DEFAULT_RESERVE_OUTPUT_TOKENS } from "../billing/price.ts";
-import { findModel, type ModelEntry } from "../catalog/models.ts";
+import { type Family, findModel, type ModelEntry } from "../catalog/models.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
-import { applyFamilyRules } from "../families/rules.ts";
+import { FAMILY_POLICIES } from "../families/registry.ts";
 import { resolveFileReferences } from "../files/resolve.ts";
 import { parseJsonObject, readBodyBytes } from "../http/body.ts";
 import type { RouteContext } from "../http/router.ts";
@@ -22,8 +22,8 @@ import { forward } from "./forward.ts";
 
 export interface SurfaceRoute {
   surface: ProtocolName;
-  /** `/theta/v1/...` accepts only theta models (§4.1). */
-  thetaOnly: boolean;
+  /** A family-prefixed path accepts only that family's models (spec §4.1). */
+  onlyFamily?: Family;
   endpoint: string;
 }
 
@@ -51,20 +51,20 @@ export async function admit(app: App, ctx: RouteContext, route: SurfaceRoute) {
     throw new GatewayError("messages_required", { param: "messages" });
   }
   const model = findModel(body.model);
-  if (!model || (route.thetaOnly && model.family !== "theta")) {
+  if (!model || (route.onlyFamily && model.family !== route.onlyFamily)) {
     throw new GatewayError("model_not_found", { param: "model" });
   }
-  // §2.5: alpha on Chat Completions and Responses also names the request in x-request-id, errors included.
-  if (model.family === "alpha" && route.surface !== "anthropic") ctx.headers["x-request-id"] = ctx.requestId;
-  if (model.family === "theta" && account.rec.thetaPaused) throw new GatewayError("api_key_paused");
-  return { account, body, raw, model };
+  const policy = FAMILY_POLICIES[model.family];
+  Object.assign(ctx.headers, policy.answerHeaders(route.surface, ctx.requestId));
+  policy.admitKey(account);
+  return { account, body, raw, model, policy };
 }
 
 export async function generate(app: App, ctx: RouteContext, route: SurfaceRoute): Promise<Response> {
   const admitted = await admit(app, ctx, route);
-  const { account, model } = admitted;
-  const ruled = applyFamilyRules(model, route.surface, admitted.body);
-  const body = model.family === "alpha"
+  const { account, model, policy } = admitted;
+  const ruled = policy.rawBody(model, route.surface, admitted.body);
+  const body = policy.translatesFiles
     ? await resolveFileReferences(app, account, route.surface, ruled)
     : ruled;
   const surface = PROTOCOLS[route.surface];
@@ -88,6 +88,7 @@ export async function generate(app: App, ctx: RouteContext, route: SurfaceRoute)
 
   const reservation = reserve(app.accounts, app.tariff, {
     account,
+    capCodes: policy.codes.caps,
     model,
     inputTokens,
     outputBudget,
@@ -112,6 +113,7 @@ export async function generate(app: App, ctx: RouteContext, route: SurfaceRoute)
       app,
       ctx,
       model,
+      policy,
       surface,
       upstream,
       native,

@@ -1,5 +1,5 @@
 /** A non-streaming upstream answer: usage for settlement, then the client's JSON (or the upstream's bytes). */
-import { invalidResponse } from "../families/upstream_errors.ts";
+import { GatewayError } from "../errors/gateway_error.ts";
 import { jsonResponse } from "../http/json.ts";
 import { UpstreamProtocolError } from "../protocols/codec.ts";
 import type { Exchange } from "./forward.ts";
@@ -16,7 +16,7 @@ export async function jsonAnswer(
     json = JSON.parse(text);
   } catch {
     settleFailed(a.reservation, false);
-    throw invalidResponse(a.model.family);
+    throw new GatewayError(a.policy.codes.invalidResponse);
   }
   try {
     const ir = a.upstream.decodeResponse(json);
@@ -42,7 +42,7 @@ export async function jsonAnswer(
     return jsonResponse(200, body, a.ctx.requestId, a.headers);
   } catch (err) {
     settleFailed(a.reservation, false);
-    if (err instanceof UpstreamProtocolError) throw invalidResponse(a.model.family);
+    if (err instanceof UpstreamProtocolError) throw new GatewayError(a.policy.codes.invalidResponse);
     throw err;
   }
 }

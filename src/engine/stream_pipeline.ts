@@ -39,8 +39,8 @@ export interface StreamOptions {
   idleTimeoutMs: number;
   /** Maps an in-band upstream error event to the family's error. */
   upstreamError(ev: Extract<IREvent, { type: "error" }>): GatewayError;
-  /** Family hook run on each event before encoding; returning an error ends the stream with it. */
-  inspect?(ev: IREvent): GatewayError | undefined;
+  /** The family's look at each event before encoding; returning an error ends the stream with it. */
+  inspect(ev: IREvent): GatewayError | undefined;
   /** Abort the upstream request (client gone, timeout, failure). */
   abortUpstream(): void;
   /** Called exactly once when the stream is over, however it ended. */
@@ -120,7 +120,7 @@ export function clientStream(opts: StreamOptions): ReadableStream<Uint8Array> {
       case "error":
         return opts.upstreamError(ev);
     }
-    return opts.inspect?.(ev);
+    return opts.inspect(ev);
   };
 
   /** Client text for a batch of upstream frames, or the error that ends the stream. */

@@ -3,6 +3,7 @@ import { adminCreateKey, adminGetKey, adminKeyAction, adminLedger } from "../adm
 import { adminGetTariff, adminSetTariff } from "../admin/tariff_api.ts";
 import type { App } from "../app.ts";
 import { listModels } from "../catalog/list_models.ts";
+import type { Family } from "../catalog/models.ts";
 import { countTokens } from "../engine/count_tokens.ts";
 import { generate, type SurfaceRoute } from "../engine/generate.ts";
 import { deleteFile, getFile, getFileContent, listFiles, postFile } from "../files/handlers.ts";
@@ -14,10 +15,15 @@ import { searchHandler } from "../web/search_handler.ts";
 
 export type Handler = (app: App, ctx: RouteContext) => Response | Promise<Response>;
 
-const surface = (s: SurfaceRoute["surface"], thetaOnly: boolean, endpoint: string): Handler => (app, ctx) =>
-  generate(app, ctx, { surface: s, thetaOnly, endpoint });
-const counting = (thetaOnly: boolean): Handler => (app, ctx) =>
-  countTokens(app, ctx, { surface: "anthropic", thetaOnly, endpoint: "count_tokens" });
+const surface =
+  (s: SurfaceRoute["surface"], only: Family | undefined, endpoint: string): Handler => (app, ctx) =>
+    generate(app, ctx, { surface: s, endpoint, ...(only ? { onlyFamily: only } : {}) });
+const counting = (only: Family | undefined): Handler => (app, ctx) =>
+  countTokens(app, ctx, {
+    surface: "anthropic",
+    endpoint: "count_tokens",
+    ...(only ? { onlyFamily: only } : {}),
+  });
 
 const r = (method: string, path: string, envelope: Envelope, handler: Handler): Route<Handler> => ({
   method,
@@ -27,15 +33,13 @@ const r = (method: string, path: string, envelope: Envelope, handler: Handler): 
 });
 
 export const ROUTES: Route<Handler>[] = [
-  ...["/v1", "/theta/v1"].flatMap((base) => {
-    const theta = base === "/theta/v1";
-    return [
-      r("POST", `${base}/messages`, "anthropic", surface("anthropic", theta, "messages")),
-      r("POST", `${base}/messages/count_tokens`, "anthropic", counting(theta)),
-      r("POST", `${base}/chat/completions`, "openai", surface("openai_chat", theta, "chat.completions")),
-      r("POST", `${base}/responses`, "openai", surface("openai_responses", theta, "responses")),
-    ];
-  }),
+  // spec §4.1, §9: every family under /v1; theta also under its own prefix, which accepts only theta models.
+  ...([["/v1", undefined], ["/theta/v1", "theta"]] as const).flatMap(([base, only]) => [
+    r("POST", `${base}/messages`, "anthropic", surface("anthropic", only, "messages")),
+    r("POST", `${base}/messages/count_tokens`, "anthropic", counting(only)),
+    r("POST", `${base}/chat/completions`, "openai", surface("openai_chat", only, "chat.completions")),
+    r("POST", `${base}/responses`, "openai", surface("openai_responses", only, "responses")),
+  ]),
   r("GET", "/v1/models", "openai", listModels),
   r("POST", "/v1/files", "detail", postFile),
   r("GET", "/v1/files", "detail", listFiles),

@@ -1,47 +1,11 @@
 /**
- * §4.2 as data: one row per field (and surface set) of family alpha, read by one interpreter
- * (`applyFieldRules`). The field list is open: a field without a row is forwarded unchanged.
- *
- * How a row is read, for a field present in the client's raw body:
- * - `null` counts as "not sent" and is forwarded as it is (OpenAI semantics: null = default),
- *   except on `remove` rows (removed too) and rows with `nullRefused` (required fields).
- * - `onlyModels`: the field is allowed only on these models; elsewhere 400 `unsupported_parameter`.
- * - `refusedOn`: these values are refused on these models (400 with the row's `code`).
- * - `check`: the value must pass it; otherwise 400 with the row's `code` (a key that is not allowed
- *   inside an object: `unsupported_parameter`), `param` = the field or the path inside it.
- * - `remove`: the field is dropped before anything else sees the body.
- * Every refusal carries the row's Russian `detail`, so a client (and a test) sees which rule refused.
+ * spec §4.2 as data: one row per field (and surface set) of family alpha, read by the shared interpreter
+ * (`../field_rules.ts`, which documents how a row is read). The field list is open: a field without a
+ * row is forwarded unchanged.
  */
-import type { ErrorCode } from "../../errors/codes.ts";
 import type { ProtocolName } from "../../protocols/codec.ts";
-import type { Check, Json } from "./checks.ts";
-
-export type RuleName =
-  | "required-non-empty-array"
-  | "accept"
-  | "remove"
-  | "only-values"
-  | "positive-integer"
-  | "boolean"
-  | "non-empty-string"
-  | "model-restricted"
-  | "exact-object"
-  | "shape-check";
-
-export interface FieldRule {
-  field: string;
-  surfaces: readonly ProtocolName[];
-  /** The row's rule, as the table summary names it. */
-  rule: RuleName;
-  check: Check;
-  remove?: true;
-  onlyModels?: readonly string[];
-  refusedOn?: { models: readonly string[]; values: readonly Json[] };
-  nullRefused?: true;
-  code: ErrorCode;
-  /** Russian, appended to the error message: which §4.2 rule refused the value. */
-  detail: string;
-}
+import type { Check } from "../checks.ts";
+import type { FieldRule, FieldTable } from "../field_rules.ts";
 
 export const CODING_MODELS = ["alpha-for-coding", "alpha-for-coding-highspeed"] as const;
 
@@ -306,3 +270,6 @@ export const ALPHA_FIELD_RULES: readonly FieldRule[] = [
   accepted("reasoning"),
   accepted("verbosity"),
 ];
+
+/** The open list of spec §4.2: unknown fields pass to the provider unchanged. */
+export const ALPHA_FIELDS: FieldTable = { rows: ALPHA_FIELD_RULES };

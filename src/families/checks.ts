@@ -1,5 +1,5 @@
 /**
- * The small vocabulary the alpha field table (field_rules.ts) is written in: each `Check` is plain
+ * The small vocabulary family field tables (field_rules.ts, e.g. alpha/field_rules.ts) are written in: each `Check` is plain
  * data, and `runCheck` is its one interpreter. A failed check names the exact path of the bad value
  * (`stream_options.foo`, `metadata.k`) and, where the failure is "a key that is not allowed here"
  * rather than "a bad value", asks for `unsupported_parameter`.

@@ -2,11 +2,11 @@ import assert from "node:assert/strict";
 import { findModel } from "../../catalog/models.ts";
 import { GatewayError } from "../../errors/gateway_error.ts";
 import type { ProtocolName } from "../../protocols/codec.ts";
-import { alphaRules } from "./rules.ts";
+import { alphaPolicy } from "./policy.ts";
 
 const MSGS = [{ role: "user", content: "x" }];
 const run = (model: string, body: Record<string, unknown>, surface: ProtocolName = "openai_chat") =>
-  alphaRules(findModel(model)!, surface, { model, messages: MSGS, ...body });
+  alphaPolicy.rawBody(findModel(model)!, surface, { model, messages: MSGS, ...body });
 
 function refused(fn: () => unknown): GatewayError {
   try {
@@ -20,7 +20,7 @@ function refused(fn: () => unknown): GatewayError {
 
 Deno.test("alpha rules: a body with nothing to remove comes back as the same object", () => {
   const body = { model: "k3", messages: MSGS, reasoning_effort: "whatever-level", x_unknown: { a: 1 } };
-  assert.equal(alphaRules(findModel("k3")!, "openai_chat", body), body);
+  assert.equal(alphaPolicy.rawBody(findModel("k3")!, "openai_chat", body), body);
 });
 
 Deno.test("alpha rules: temperature and top_p removed on Chat and Responses, kept on Messages", () => {

@@ -1,0 +1,11 @@
+/** Family beta (spec §4.5): codes only so far; the server-tool rules arrive with the beta issue. */
+import { COMMON_CAP_CODES, plainPolicy } from "../policy.ts";
+
+export const betaPolicy = plainPolicy({
+  unavailable: "upstream_unavailable",
+  inStream: "stream_service_error",
+  rateLimited: "standard_capacity_saturated",
+  timedOut: "upstream_timeout",
+  invalidResponse: "upstream_invalid_response",
+  caps: COMMON_CAP_CODES,
+});

@@ -1,0 +1,20 @@
+/**
+ * Families gamma and eta (spec §4.6, §7.5) share one policy: the delta_ codes, including their own cap
+ * codes and a provider 500 as `delta_upstream_error`. The closed parameter list arrives with their issue.
+ */
+import { plainPolicy } from "../policy.ts";
+
+export const deltaPolicy = plainPolicy({
+  unavailable: "delta_unavailable",
+  serverError: "delta_upstream_error",
+  inStream: "delta_upstream_error",
+  rateLimited: "standard_capacity_saturated",
+  timedOut: "upstream_timeout",
+  invalidResponse: "delta_upstream_error",
+  caps: {
+    hourly_reserve_limit: "delta_hourly_reserve_limit",
+    daily_reserve_limit: "delta_daily_reserve_limit",
+    hourly_spend_limit: "delta_hourly_spend_limit",
+    daily_spend_limit: "delta_daily_spend_limit",
+  },
+});

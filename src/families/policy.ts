@@ -1,0 +1,81 @@
+/**
+ * Everything that differs between families, behind one interface (issue 11). The engine calls a policy
+ * in one fixed order and names no family:
+ *   admitKey → answerHeaders → rawBody → (file translation if `translatesFiles`) → dispatch →
+ *   upstream call (errors through `codes`) → inspect on every streamed event → settled.
+ * The lease from `dispatch` is held until the request settles, however it ends.
+ */
+import type { Account } from "../accounts/accounts.ts";
+import type { CapCodes } from "../billing/caps.ts";
+import type { ModelEntry } from "../catalog/models.ts";
+import type { ErrorCode } from "../errors/codes.ts";
+import type { GatewayError } from "../errors/gateway_error.ts";
+import type { IREvent } from "../ir/events.ts";
+import type { ProtocolName } from "../protocols/codec.ts";
+import type { UsageRow } from "../store/types.ts";
+import type { UpstreamTarget } from "../upstream/targets.ts";
+
+/** The family's error codes (spec §7.3–§7.6) for what every family can meet. */
+export interface FamilyCodes {
+  /** Upstream unreachable, or 5xx before the first byte. */
+  unavailable: ErrorCode;
+  /** An upstream 500 when the family has its own code for it (gamma/eta); otherwise `unavailable`. */
+  serverError?: ErrorCode;
+  /** An in-band upstream error after the stream started. */
+  inStream: ErrorCode;
+  /** The provider answered 429. */
+  rateLimited: ErrorCode;
+  /** No response head within the headers timeout (spec §7.2: 504). */
+  timedOut: ErrorCode;
+  /** A 200 its protocol does not allow (not JSON, not SSE on a stream request). */
+  invalidResponse: ErrorCode;
+  /** The key's own caps (spec §7.3, §7.5). */
+  caps: CapCodes;
+}
+
+/** The upstream account one call runs on, from `dispatch` until settlement. */
+export interface UpstreamLease {
+  key: string;
+  release(): void;
+}
+
+export interface FamilyPolicy {
+  readonly codes: FamilyCodes;
+  /** Key states that matter only to this family (theta: paused, spec §3.2). Throws to refuse. */
+  admitKey(account: Account): void;
+  /** Headers every answer of the family carries on this surface, errors included. */
+  answerHeaders(surface: ProtocolName, requestId: string): Record<string, string>;
+  /** Field rules on the client's raw body; the same object back when nothing changed. */
+  rawBody(model: ModelEntry, surface: ProtocolName, body: Record<string, unknown>): Record<string, unknown>;
+  /** Whether `input_file` references are translated into document blocks (alpha, spec §4.2). */
+  readonly translatesFiles: boolean;
+  /** The upstream account for one call (theta's account queue fills this in). */
+  dispatch(target: UpstreamTarget): Promise<UpstreamLease>;
+  /** Looks at every streamed event before it is encoded; an error ends the stream with it. */
+  inspect(ev: IREvent): GatewayError | undefined;
+  /** Bookkeeping after the request settled (its usage row). */
+  settled(row: UsageRow): void;
+}
+
+/** The common cap codes (spec §7.3). */
+export const COMMON_CAP_CODES: CapCodes = {
+  hourly_reserve_limit: "hourly_reserve_limit",
+  daily_reserve_limit: "daily_reserve_limit",
+  hourly_spend_limit: "hourly_spend_limit",
+  daily_spend_limit: "daily_spend_limit",
+};
+
+/** A policy with no family behaviour beyond its codes: the first key, no rules, nothing to inspect. */
+export function plainPolicy(codes: FamilyCodes, overrides: Partial<FamilyPolicy> = {}): FamilyPolicy {
+  return {
+    codes,
+    admitKey() {},
+    answerHeaders: () => ({}),
+    rawBody: (_model, _surface, body) => body,
+    translatesFiles: false,
+    dispatch: (target) => Promise.resolve({ key: target.keys[0]!, release() {} }),
+    inspect: () => undefined,
+    settled() {},
+    ...overrides,
+  };
+}

@@ -1,0 +1,19 @@
+/**
+ * Family theta (spec §4.7, §7.6): a key paused for theta is refused. The account queue and fallback arrive
+ * with the theta issue; until then the first upstream key serves.
+ */
+import { GatewayError } from "../../errors/gateway_error.ts";
+import { COMMON_CAP_CODES, plainPolicy } from "../policy.ts";
+
+export const thetaPolicy = plainPolicy({
+  unavailable: "theta_unavailable",
+  inStream: "stream_service_error",
+  rateLimited: "standard_capacity_saturated",
+  timedOut: "upstream_timeout",
+  invalidResponse: "upstream_invalid_response",
+  caps: COMMON_CAP_CODES,
+}, {
+  admitKey(account) {
+    if (account.rec.thetaPaused) throw new GatewayError("api_key_paused");
+  },
+});

@@ -24,7 +24,6 @@ export interface SurfaceRoute {
   surface: ProtocolName;
   /** A family-prefixed path accepts only that family's models (spec §4.1). */
   onlyFamily?: Family;
-  endpoint: string;
 }
 
 let idCounter = 0;

@@ -2,7 +2,7 @@
 import type { Account } from "../accounts/accounts.ts";
 import type { App } from "../app.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
-import type { FileSection, StoredFile } from "../store/store.ts";
+import type { StoredFile } from "../store/store.ts";
 import { extractSections } from "./extract/mod.ts";
 import { CONTENT_TYPES, FILE_LIMITS } from "./limits.ts";
 import type { Upload } from "./multipart.ts";
@@ -105,8 +105,4 @@ export async function getOwnFile(app: App, account: Account, id: string): Promis
   const f = isFileId(id) ? await app.store.getFile(account.rec.id, id, app.now()) : null;
   if (!f) throw new GatewayError("file_not_found", { param: "file_id" });
   return f;
-}
-
-export function fileSections(app: App, f: StoredFile): Promise<FileSection[]> {
-  return app.store.getFileSections(f);
 }

@@ -15,15 +15,11 @@ import { searchHandler } from "../web/search_handler.ts";
 
 export type Handler = (app: App, ctx: RouteContext) => Response | Promise<Response>;
 
-const surface =
-  (s: SurfaceRoute["surface"], only: Family | undefined, endpoint: string): Handler => (app, ctx) =>
-    generate(app, ctx, { surface: s, endpoint, ...(only ? { onlyFamily: only } : {}) });
-const counting = (only: Family | undefined): Handler => (app, ctx) =>
-  countTokens(app, ctx, {
-    surface: "anthropic",
-    endpoint: "count_tokens",
-    ...(only ? { onlyFamily: only } : {}),
-  });
+const only = (family: Family | undefined) => family ? { onlyFamily: family } : {};
+const surface = (s: SurfaceRoute["surface"], family: Family | undefined): Handler => (app, ctx) =>
+  generate(app, ctx, { surface: s, ...only(family) });
+const counting = (family: Family | undefined): Handler => (app, ctx) =>
+  countTokens(app, ctx, { surface: "anthropic", ...only(family) });
 
 const r = (method: string, path: string, envelope: Envelope, handler: Handler): Route<Handler> => ({
   method,
@@ -34,11 +30,11 @@ const r = (method: string, path: string, envelope: Envelope, handler: Handler): 
 
 export const ROUTES: Route<Handler>[] = [
   // spec §4.1, §9: every family under /v1; theta also under its own prefix, which accepts only theta models.
-  ...([["/v1", undefined], ["/theta/v1", "theta"]] as const).flatMap(([base, only]) => [
-    r("POST", `${base}/messages`, "anthropic", surface("anthropic", only, "messages")),
-    r("POST", `${base}/messages/count_tokens`, "anthropic", counting(only)),
-    r("POST", `${base}/chat/completions`, "openai", surface("openai_chat", only, "chat.completions")),
-    r("POST", `${base}/responses`, "openai", surface("openai_responses", only, "responses")),
+  ...([["/v1", undefined], ["/theta/v1", "theta"]] as const).flatMap(([base, family]) => [
+    r("POST", `${base}/messages`, "anthropic", surface("anthropic", family)),
+    r("POST", `${base}/messages/count_tokens`, "anthropic", counting(family)),
+    r("POST", `${base}/chat/completions`, "openai", surface("openai_chat", family)),
+    r("POST", `${base}/responses`, "openai", surface("openai_responses", family)),
   ]),
   r("GET", "/v1/models", "openai", listModels),
   r("POST", "/v1/files", "detail", postFile),

@@ -1,25 +1,22 @@
 /**
- * Subprocess side of the file-extraction bench (bench/files_bench.ts). Two modes:
+ * Fixture side of the file-extraction bench (bench/files_bench.ts):
  *
- *   build <dir>                      writes every fixture of CASES into <dir>, prints {name: bytes} as JSON
- *   extract <kind> <file> [runs] [parallel]
- *                                    extracts <file> `runs` times (default 3; `parallel` copies at once,
- *                                    default 1) in this fresh process and prints one JSON line: wall
- *                                    times, outcome, baseline RSS and peak RSS
+ *   build <dir>      writes every fixture of CASES into <dir>, prints {name: bytes} as JSON
  *
- * The fixtures are built in memory with the test builders (tests/fixtures/files/build.ts), but in a
- * process of their own: building the zip bomb alone needs a 100 MiB string, and V8 keeps heap pages it
- * once grew, which a later extraction in the same process would reuse without raising the RSS. The
- * extracting process only loads the modules and takes its baseline RSS, then reads the file and
- * extracts it; before each run it collects garbage and resets its high-water mark (/proc/self/clear_refs
- * "5"), so each run's VmHWM is that run's alone (above whatever the process still holds).
- *
- * Needs -A (reads /proc/self/status, writes /proc/self/clear_refs) and --v8-flags=--expose-gc.
+ * The fixtures are built in memory with the test builders (tests/fixtures/files/build.ts), in a
+ * process of their own (building the zip bomb alone needs a 100 MiB string), then uploaded by the
+ * bench to a fresh gateway subprocess each.
  */
-import { GatewayError } from "../src/errors/gateway_error.ts";
-import { extractSections } from "../src/files/extract/mod.ts";
 import { type FileKind, MiB } from "../src/files/limits.ts";
-import { docx, docxXml, pdf, zip } from "../tests/fixtures/files/build.ts";
+import {
+  docx,
+  docxXml,
+  pdf,
+  pdfBomb,
+  pdfEncryptedBomb,
+  xlsxSharedStringBomb,
+  zip,
+} from "../tests/fixtures/files/build.ts";
 import { PDFDocument } from "pdf-lib";
 
 export interface Case {
@@ -35,13 +32,44 @@ export const CASES: Case[] = [
   { name: "xlsx-10mib", kind: "xlsx", expect: "ok", label: "10 MiB XLSX" },
   { name: "pdf-200-pages", kind: "pdf", expect: "ok", label: "200-page PDF" },
   { name: "docx-10mib", kind: "docx", expect: "ok", label: "10 MiB DOCX" },
-  { name: "zip-bomb", kind: "docx", expect: "file_limit_exceeded", label: "hostile: zip bomb DOCX" },
+  { name: "pdf-bomb", kind: "pdf", expect: "file_limit_exceeded", label: "hostile: PDF bomb, /FlateDecode" },
   {
-    name: "pdf-bomb",
+    name: "pdf-bomb-hex-name",
     kind: "pdf",
     expect: "file_limit_exceeded",
-    label: "hostile: PDF decompression bomb",
+    label: "hostile: PDF bomb, /Flat#65Decode",
   },
+  {
+    name: "pdf-bomb-bare-cr",
+    kind: "pdf",
+    expect: "file_limit_exceeded",
+    label: "hostile: PDF bomb, bare CR",
+  },
+  {
+    name: "pdf-bomb-filter-chain",
+    kind: "pdf",
+    expect: "file_limit_exceeded",
+    label: "hostile: PDF bomb, [/ASCIIHexDecode /FlateDecode]",
+  },
+  {
+    name: "pdf-bomb-indirect-filter",
+    kind: "pdf",
+    expect: "file_limit_exceeded",
+    label: "hostile: PDF bomb, /Filter 6 0 R",
+  },
+  {
+    name: "pdf-bomb-encrypted",
+    kind: "pdf",
+    expect: "file_limit_exceeded",
+    label: "hostile: PDF bomb, RC4-encrypted (process memory limit)",
+  },
+  {
+    name: "xlsx-shared-string",
+    kind: "xlsx",
+    expect: "file_limit_exceeded",
+    label: "hostile: XLSX 10 × 20,000 cells of one 32 K string",
+  },
+  { name: "zip-bomb", kind: "docx", expect: "file_limit_exceeded", label: "hostile: zip bomb DOCX" },
   {
     name: "pdf-10000-pages",
     kind: "pdf",
@@ -163,30 +191,6 @@ function pdf200(): Promise<Uint8Array> {
   );
 }
 
-/** The hostile files of tests/files_extract_test.ts, at the sizes used there. */
-async function pdfBomb(): Promise<Uint8Array> {
-  const zeros = new Uint8Array(MiB);
-  const cs = new CompressionStream("deflate");
-  const w = cs.writable.getWriter();
-  const chunks: Uint8Array[] = [];
-  const reading = (async () => {
-    for await (const c of cs.readable) chunks.push(c);
-  })();
-  for (let i = 0; i < 300; i++) await w.write(zeros); // 300 MiB inflated > the 256 MiB bound
-  await w.close();
-  await reading;
-  const stream = concat(chunks);
-  const head = enc(`%PDF-1.4\n1 0 obj\n<< /Length ${stream.byteLength} /Filter /FlateDecode >>\nstream\n`);
-  return concat([head, stream, enc("\nendstream\nendobj\ntrailer\n<< >>\n%%EOF\n")]);
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, c) => n + c.byteLength, 0));
-  let off = 0;
-  for (const c of parts) out.set(c, off), off += c.byteLength;
-  return out;
-}
-
 async function build(name: string): Promise<Uint8Array> {
   switch (name) {
     case "xlsx-10mib":
@@ -201,7 +205,19 @@ async function build(name: string): Promise<Uint8Array> {
         docxXml([]).replace("<w:body>", `<w:body><w:p><w:r><w:t>${"A".repeat(100 * MiB)}`),
       );
     case "pdf-bomb":
-      return await pdfBomb();
+      return await pdfBomb("plain");
+    case "pdf-bomb-hex-name":
+      return await pdfBomb("hex-name");
+    case "pdf-bomb-bare-cr":
+      return await pdfBomb("bare-cr");
+    case "pdf-bomb-filter-chain":
+      return await pdfBomb("filter-chain");
+    case "pdf-bomb-indirect-filter":
+      return await pdfBomb("indirect-filter");
+    case "pdf-bomb-encrypted":
+      return await pdfEncryptedBomb();
+    case "xlsx-shared-string":
+      return await xlsxSharedStringBomb();
     case "pdf-10000-pages": {
       const doc = await PDFDocument.create();
       for (let i = 0; i < 10_000; i++) doc.addPage([10, 10]);
@@ -218,111 +234,18 @@ async function build(name: string): Promise<Uint8Array> {
   throw new Error(`unknown case ${name}`);
 }
 
-async function memKiB(): Promise<{ rss: number; hwm: number }> {
-  const text = await Deno.readTextFile("/proc/self/status");
-  const field = (n: string) => Number(new RegExp(`^${n}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? NaN);
-  return { rss: field("VmRSS"), hwm: field("VmHWM") };
-}
-
-export interface RunnerResult {
-  kind: FileKind;
-  fileBytes: number;
-  /** "ok" or the refusal code, the same on every run (else "mixed: …"). */
-  outcome: string;
-  timesMs: number[];
-  medianMs: number;
-  /** JSON.stringify of the sections + UTF-8 encode, as the upload does to size the record (ok runs). */
-  jsonMs: number;
-  sections: number;
-  chars: number;
-  /** RSS after loading the modules and a full GC, before reading the file. */
-  baselineKiB: number;
-  /** VmHWM after each run; before each run the heap is collected and VmHWM reset to the current RSS. */
-  peaksKiB: number[];
-  /** The highest of peaksKiB. */
-  peakKiB: number;
-  hwmReset: boolean;
-}
-
-async function resetHwm(): Promise<boolean> {
-  try {
-    await Deno.writeTextFile("/proc/self/clear_refs", "5");
-    return true;
-  } catch {
-    return false; // the peak then also covers start-up (module compilation)
-  }
-}
-
-async function extractMode(
-  kind: FileKind,
-  file: string,
-  runs: number,
-  parallel: number,
-): Promise<RunnerResult> {
-  const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
-  gc();
-  const base = await memKiB();
-  const bytes = await Deno.readFile(file);
-  const timesMs: number[] = [];
-  const peaksKiB: number[] = [];
-  const outcomes = new Set<string>();
-  let sections = 0, chars = 0, jsonMs = 0, hwmReset = true;
-  for (let i = 0; i < runs; i++) {
-    // Each run starts from a collected heap with the high-water mark reset to the current RSS, so its
-    // peak is not raised by the garbage of the run before.
-    gc();
-    hwmReset = await resetHwm() && hwmReset;
-    const t0 = performance.now();
-    try {
-      // `parallel` > 1: that many extractions of the file at once, as the upload gate allows.
-      const all = await Promise.all(
-        Array.from({ length: parallel }, (_, j) => extractSections(`file_bench${j}`, kind, bytes)),
-      );
-      const s = all[0]!;
-      timesMs.push(performance.now() - t0);
-      outcomes.add("ok");
-      const t1 = performance.now();
-      for (const x of all) new TextEncoder().encode(JSON.stringify(x)).byteLength;
-      jsonMs = performance.now() - t1;
-      sections = s.length;
-      chars = s.reduce((n, x) => n + x.text.length, 0);
-    } catch (err) {
-      timesMs.push(performance.now() - t0);
-      outcomes.add(err instanceof GatewayError ? err.code : `error: ${err}`);
-    }
-    peaksKiB.push((await memKiB()).hwm);
-  }
-  const sorted = [...timesMs].sort((a, b) => a - b);
-  return {
-    kind,
-    fileBytes: bytes.byteLength,
-    outcome: outcomes.size === 1 ? [...outcomes][0]! : `mixed: ${[...outcomes].join(", ")}`,
-    timesMs,
-    medianMs: sorted[Math.floor(sorted.length / 2)]!,
-    jsonMs,
-    sections,
-    chars,
-    baselineKiB: base.rss,
-    peaksKiB,
-    peakKiB: Math.max(...peaksKiB),
-    hwmReset,
-  };
-}
-
 if (import.meta.main) {
-  const [mode, a, b, c, d] = Deno.args;
-  if (mode === "build" && a) {
+  const [mode, dir] = Deno.args;
+  if (mode === "build" && dir) {
     const sizes: Record<string, number> = {};
     for (const k of CASES) {
       const bytes = await build(k.name);
-      await Deno.writeFile(`${a}/${k.name}`, bytes);
+      await Deno.writeFile(`${dir}/${k.name}`, bytes);
       sizes[k.name] = bytes.byteLength;
     }
     console.log(JSON.stringify(sizes));
-  } else if (mode === "extract" && a && b) {
-    console.log(JSON.stringify(await extractMode(a as FileKind, b, Number(c ?? 3), Number(d ?? 1))));
   } else {
-    console.error("usage: files_runner.ts build <dir> | extract <kind> <file> [runs] [parallel]");
+    console.error("usage: files_runner.ts build <dir>");
     Deno.exit(2);
   }
 }

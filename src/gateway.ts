@@ -6,6 +6,7 @@ import { loadTariff } from "./billing/tariff_rows.ts";
 import { type Config, isDemoMode } from "./config/env.ts";
 import { type ConnectionBounds, serveGateway } from "./http/serve.ts";
 import { createHandler } from "./http/server.ts";
+import { configureExtraction } from "./files/extract/mod.ts";
 import { openStore } from "./store/open.ts";
 import { simulatorTargets, targetsFromConfig } from "./upstream/targets.ts";
 import { startSimulator } from "../sim/server.ts";
@@ -44,10 +45,14 @@ export async function startGateway(
     simulated: demo,
     now: () => Date.now(),
   };
-  const server = serveGateway(
-    { port: config.PORT, hostname: config.HOST, ...opts.connection },
-    createHandler(app),
-  );
+  configureExtraction({ timeoutMs: config.FILES_EXTRACT_TIMEOUT_MS });
+  const server = serveGateway({
+    port: config.PORT,
+    hostname: config.HOST,
+    headerTimeoutMs: config.HTTP_HEADER_TIMEOUT_MS,
+    idleTimeoutMs: config.HTTP_IDLE_TIMEOUT_MS,
+    ...opts.connection,
+  }, createHandler(app));
   const addr = server.addr;
   const host = addr.hostname === "0.0.0.0" ? "127.0.0.1" : addr.hostname;
   return {

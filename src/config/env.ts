@@ -35,6 +35,12 @@ export const ConfigSchema = z.object({
   UPSTREAM_HEADERS_TIMEOUT_MS: ms(120_000),
   /** Lifetime of an uploaded file (§8.2: 24 hours); configurable for tests. */
   FILES_TTL_MS: ms(86_400_000),
+  /** One document extraction (PDF, DOCX, XLSX, PPTX) is killed after this long: 422 file_limit_exceeded. */
+  FILES_EXTRACT_TIMEOUT_MS: ms(30_000),
+  /** A new connection must send a complete request head within this long (slowloris bound). */
+  HTTP_HEADER_TIMEOUT_MS: ms(10_000),
+  /** A connection with no request in progress is closed after this long. */
+  HTTP_IDLE_TIMEOUT_MS: ms(75_000),
   /** Balance of the demo key printed in demo mode, in USD. */
   DEMO_BALANCE_USD: z.string().regex(/^\d+(\.\d{1,12})?$/).default("1.00"),
 });

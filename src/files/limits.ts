@@ -32,12 +32,28 @@ export const FILE_LIMITS = {
   maxZipEntryBytes: 64 * MiB,
   /** Actual inflated bytes read from one container in total. */
   maxZipTotalBytes: 160 * MiB,
-  /** PDF: inflated bytes of all Flate streams together (decompression bombs). */
-  maxPdfInflatedBytes: 256 * MiB,
+  /**
+   * PDF: decoded bytes of every stream pdf.js could decode, all filters and stages together, counted
+   * while decoding (extract/pdf_streams.ts; decompression bombs). Image XObjects are not decoded.
+   */
+  maxPdfDecodedBytes: 128 * MiB,
   /** Extracted text of one document, characters (sections × section size, with slack). */
   maxExtractedChars: 1000 * 16_384 + 1 * MiB,
-  /** Uploads extracted at the same time; more wait. Bounds peak memory of the process. */
-  extractConcurrency: 2,
+  /**
+   * Documents extracted at the same time, each in its own extraction process (extract/pool.ts).
+   * Uploads and /v1/alpha/fetch PDFs share them.
+   */
+  extractWorkers: 2,
+  /** Documents that may wait for a free extraction process; one more is refused (429, Retry-After 1). */
+  extractQueue: 16,
+  /** Wall-clock limit of one extraction; past it the process is killed (file_limit_exceeded). */
+  extractTimeoutMs: 30_000,
+  /** Resident memory of one extraction process; past it the process is killed (file_limit_exceeded). */
+  extractMemoryBytes: 512 * MiB,
+  /** V8 heap limit of an extraction process (--max-old-space-size, MiB). */
+  extractHeapMiB: 384,
+  /** An extraction process still holding more than this after a job is replaced by a fresh one. */
+  extractRecycleBytes: 256 * MiB,
 } as const;
 
 export type FileKind = "pdf" | "txt" | "md" | "json" | "csv" | "docx" | "xlsx" | "pptx";

@@ -49,38 +49,20 @@ export function isFileId(id: string): boolean {
   return FILE_ID_RE.test(id);
 }
 
-/** Bounds how many documents are extracted at once (peak memory of the process). */
-class Gate {
-  #active = 0;
-  #waiting: (() => void)[] = [];
-  constructor(private readonly size: number) {}
-  async run<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.#active >= this.size) await new Promise<void>((r) => this.#waiting.push(r));
-    else this.#active++;
-    try {
-      return await fn();
-    } finally {
-      const next = this.#waiting.shift();
-      if (next) next();
-      else this.#active--;
-    }
-  }
-}
-const extractionGate = new Gate(FILE_LIMITS.extractConcurrency);
-
 /** Extracts, then stores under the key's quota. Nothing is stored when any step fails. */
 export async function uploadFile(app: App, account: Account, upload: Upload): Promise<FileObject> {
   const id = newFileId();
-  const sections = await extractionGate.run(async () => {
-    try {
-      return await extractSections(id, upload.kind, upload.bytes);
-    } catch (err) {
-      if (err instanceof GatewayError) throw err;
-      console.error(`file extraction failed (${upload.kind}): ${err instanceof Error ? err.stack : err}`);
-      throw new GatewayError("file_unreadable");
-    }
-  });
-  const sectionBytes = new TextEncoder().encode(JSON.stringify(sections)).byteLength;
+  // Bounded by the extraction pool (processes with time and memory limits, a bounded queue): extract/mod.ts.
+  let sections;
+  try {
+    sections = await extractSections(id, upload.kind, upload.bytes);
+  } catch (err) {
+    if (err instanceof GatewayError) throw err;
+    console.error(`file extraction failed (${upload.kind}): ${err instanceof Error ? err.stack : err}`);
+    throw new GatewayError("file_unreadable");
+  }
+  // Serialised once: its size counts in the quota and the same bytes are stored.
+  const sectionsJson = new TextEncoder().encode(JSON.stringify(sections));
   const now = app.now();
   const file: StoredFile = {
     id,
@@ -91,9 +73,9 @@ export async function uploadFile(app: App, account: Account, upload: Upload): Pr
     bytes: upload.bytes.byteLength,
     createdAt: now,
     expiresAt: now + app.config.FILES_TTL_MS,
-    storedBytes: upload.bytes.byteLength + sectionBytes,
+    storedBytes: upload.bytes.byteLength + sectionsJson.byteLength,
   };
-  const res = await app.store.putFile(file, upload.bytes, sections, {
+  const res = await app.store.putFile(file, upload.bytes, sectionsJson, {
     maxFiles: FILE_LIMITS.quotaFiles,
     maxBytes: FILE_LIMITS.quotaBytes,
   });

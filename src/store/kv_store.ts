@@ -98,14 +98,13 @@ export class KvStore implements Store {
   async putFile(
     file: StoredFile,
     data: Uint8Array,
-    sections: FileSection[],
+    sectionsJson: Uint8Array,
     quota: FileQuota,
   ): Promise<PutFileResult> {
-    const sectionBytes = new TextEncoder().encode(JSON.stringify(sections));
     if (!(await this.#takeQuota(file, quota))) return "quota_exceeded";
     try {
       await this.#writeChunks(file, "data", data);
-      await this.#writeChunks(file, "sections", sectionBytes);
+      await this.#writeChunks(file, "sections", sectionsJson);
       // The metadata goes last: until it exists the file is invisible, so nothing is ever half-stored.
       await this.kv.set(kvKeys.file(file.keyId, file.id), file, { expireIn: expireIn(file) });
       return "ok";

@@ -64,14 +64,15 @@ export interface Store {
   /** Replaces the whole tariff in one write. */
   putTariff(rows: TariffRow[]): Promise<void>;
   /**
-   * Stores a file (original bytes + extracted sections) if the key's quota allows it; the quota is
-   * checked and taken atomically. The file becomes visible only once everything is written, and is
-   * removed automatically at `file.expiresAt`.
+   * Stores a file (original bytes + its extracted sections, already serialised as the JSON of a
+   * FileSection[] — serialised once by the caller, never twice on the event loop) if the key's quota
+   * allows it; the quota is checked and taken atomically. The file becomes visible only once everything
+   * is written, and is removed automatically at `file.expiresAt`.
    */
   putFile(
     file: StoredFile,
     data: Uint8Array,
-    sections: FileSection[],
+    sectionsJson: Uint8Array,
     quota: FileQuota,
   ): Promise<PutFileResult>;
   /** A key's file, or null when unknown, another key's, or expired at `now`. */

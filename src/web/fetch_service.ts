@@ -58,15 +58,18 @@ const TEXT_TYPES = new Set(["text/plain", "text/markdown", "text/x-markdown", "t
 const PDF_TYPE = "application/pdf";
 
 /**
- * PDF through the files extractor (src/files/extract, the same limits as an upload: pages, inflation,
- * extracted size); pages are separated by a blank line. A PDF the extractor refuses → 415.
+ * PDF through the files extractor (src/files/extract: the same extraction processes, queue, time and
+ * memory limits and document limits as an upload — pages, decompression, extracted size); pages are
+ * separated by a blank line. A PDF the extractor refuses → 415; a full extraction queue stays 429.
  */
 async function pdfToText(bytes: Uint8Array): Promise<string> {
   try {
-    const sections = await extractSections("fetch", "pdf", bytes);
+    const sections = await extractSections("fetch", "pdf", bytes, { transfer: true });
     return sections.map((s) => s.text.trim()).filter((t) => t !== "").join("\n\n");
   } catch (err) {
-    if (err instanceof GatewayError) {
+    if (
+      err instanceof GatewayError && (err.code === "file_limit_exceeded" || err.code === "file_unreadable")
+    ) {
       throw new GatewayError("managed_service_unsupported_content", {
         detail: `PDF: ${err.detail ?? err.code}`,
       });

@@ -9,6 +9,17 @@ export class SectionSink {
 
   constructor(readonly fileId: string) {}
 
+  /**
+   * Refuses, before any string is built, text that would take the document past the extracted-text
+   * bound once `pending` more characters are added (e.g. a row whose cells all repeat one long
+   * shared string: joining it would fail inside V8 long before it reached the bound).
+   */
+  reserve(pending: number): void {
+    if (this.#chars + pending > FILE_LIMITS.maxExtractedChars) {
+      throw overLimit("Извлечённый текст документа слишком велик.");
+    }
+  }
+
   /** Adds one section; `fragment` is the anchor part after `#`. */
   add(fragment: string, text: string): void {
     if (this.sections.length >= FILE_LIMITS.maxSections) {

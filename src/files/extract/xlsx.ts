@@ -113,6 +113,8 @@ async function sheet(
   };
   let rows = 0;
   let row: string[] | null = null;
+  /** Characters of `row` once joined (fields + commas), counted before the join. */
+  let rowChars = 0;
   let cell: { type: string; col: number; value: string[]; len: number } | null = null;
   let inValue = false;
   await parsePart(zip, path, {
@@ -122,6 +124,7 @@ async function sheet(
           throw overLimit(`На листе ${index} больше ${FILE_LIMITS.maxRowsPerSheet} строк.`);
         }
         row = [];
+        rowChars = 0;
       } else if (tag === "c" && row) {
         if (++cells.n > FILE_LIMITS.maxCells) {
           throw overLimit(`В книге больше ${FILE_LIMITS.maxCells} ячеек.`);
@@ -144,8 +147,14 @@ async function sheet(
         if (cell.type === "s") v = shared[Number(raw)] ?? "";
         else if (cell.type === "b") v = raw === "1" ? "TRUE" : "FALSE";
         const col = cell.col < 0 ? row.length : cell.col;
+        const field = csvField(v);
+        // Every cell counts against the extracted-text bound before anything is joined: cells may all
+        // point at one 32,768-character shared string, which the join would repeat 20,000 times. A gap
+        // of empty columns costs one comma each.
+        rowChars += field.length + 1 + Math.max(0, col - row.length);
+        sink.reserve(buf.length + header.length + rowChars);
         while (row.length < col) row.push("");
-        row[col] = csvField(v);
+        row[col] = field;
         cell = null;
       } else if (tag === "row" && row) {
         while (row.length && row[row.length - 1] === "") row.pop();

@@ -7,7 +7,7 @@ import { Accounts } from "../src/accounts/accounts.ts";
 import { reserve } from "../src/billing/ledger.ts";
 import { COMMON_CAP_CODES } from "../src/families/policy.ts";
 import { Tariff } from "../src/billing/tariff.ts";
-import { TARIFF_SEED } from "../src/billing/tariff_seed.ts";
+import { TARIFF_SEED } from "../src/catalog/tariff_seed.ts";
 import { findModel } from "../src/catalog/models.ts";
 import { parseUsd } from "../src/money/usd.ts";
 import { KvStore } from "../src/store/kv_store.ts";

@@ -4,8 +4,8 @@
  * store round trip. Admin changes are written through at once; settlements go by group commit.
  * Holds are never persisted: a crashed process releases them by construction (§8.1 p.2–4).
  */
-import { generateKey, hashKey, keyHint } from "../auth/api_key.ts";
-import { newCounters, roll, type WindowCounters } from "../billing/caps.ts";
+import { generateKey, hashKey, keyHint } from "./api_key.ts";
+import { newCounters, roll, type WindowCounters } from "./windows.ts";
 import type { Store } from "../store/store.ts";
 import type { KeyRecord, UsageRow } from "../store/types.ts";
 import { GroupCommitter } from "./group_commit.ts";

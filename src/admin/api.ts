@@ -1,11 +1,11 @@
 /** The operator HTTP API under /admin/ (enabled only when ADMIN_TOKEN is set). */
 import type { App } from "../app.ts";
-import { timingSafeEqual } from "../auth/api_key.ts";
+import { timingSafeEqual } from "../accounts/api_key.ts";
 import { bearerToken } from "../auth/authenticate.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
-import { parseJsonObject, readBodyBytes, readJsonObject } from "../http/body.ts";
-import { jsonResponse } from "../http/json.ts";
-import type { RouteContext } from "../http/router.ts";
+import { parseJsonObject, readBodyBytes, readJsonObject } from "../request/body.ts";
+import { jsonResponse } from "../request/json.ts";
+import type { RouteContext } from "../request/context.ts";
 import { applyKeyAction, createKey, KEY_ACTIONS, type KeyAction, keyView } from "./operations.ts";
 
 export function requireAdmin(app: App, req: Request): void {

@@ -6,9 +6,9 @@
 import type { App } from "../app.ts";
 import { Tariff } from "../billing/tariff.ts";
 import { applyTariffChange, reconcileTariff, tariffList } from "../billing/tariff_rows.ts";
-import { readJsonObject } from "../http/body.ts";
-import { jsonResponse } from "../http/json.ts";
-import type { RouteContext } from "../http/router.ts";
+import { readJsonObject } from "../request/body.ts";
+import { jsonResponse } from "../request/json.ts";
+import type { RouteContext } from "../request/context.ts";
 import { ADMIN_BODY_LIMIT, requireAdmin } from "./api.ts";
 
 /** One tariff change at a time per gateway: read, merge, store and swap never interleave. */

@@ -1,7 +1,7 @@
 /** §5: key extraction and key states. Theta pause is checked later, once the model is known. */
 import type { Account, Accounts } from "../accounts/accounts.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
-import { hashKey, isWellFormedKey } from "./api_key.ts";
+import { hashKey, isWellFormedKey } from "../accounts/api_key.ts";
 
 /**
  * `Authorization: Bearer <key>`: the scheme (case-insensitive, RFC 9110 §11.1), one or more spaces or

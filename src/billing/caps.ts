@@ -5,48 +5,9 @@
  */
 import type { ErrorCode } from "../errors/codes.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
+import { DAY, HOUR, type WindowCounters } from "../accounts/windows.ts";
 import type { Caps } from "../store/types.ts";
 
-const HOUR = 3_600_000;
-const DAY = 86_400_000;
-
-export interface WindowCounters {
-  hourStart: number;
-  dayStart: number;
-  hourSpent: bigint;
-  daySpent: bigint;
-  hourReserved: bigint;
-  dayReserved: bigint;
-  /** Holds currently open, counted against spend caps until they settle. */
-  open: bigint;
-}
-
-export function newCounters(now: number): WindowCounters {
-  return {
-    hourStart: now - (now % HOUR),
-    dayStart: now - (now % DAY),
-    hourSpent: 0n,
-    daySpent: 0n,
-    hourReserved: 0n,
-    dayReserved: 0n,
-    open: 0n,
-  };
-}
-
-/** Rolls the windows forward when the clock has passed their end. */
-export function roll(c: WindowCounters, now: number): WindowCounters {
-  if (now - c.hourStart >= HOUR) {
-    c.hourStart = now - (now % HOUR);
-    c.hourSpent = 0n;
-    c.hourReserved = 0n;
-  }
-  if (now - c.dayStart >= DAY) {
-    c.dayStart = now - (now % DAY);
-    c.daySpent = 0n;
-    c.dayReserved = 0n;
-  }
-  return c;
-}
 
 export type CapName =
   | "hourly_reserve_limit"

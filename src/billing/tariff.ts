@@ -1,6 +1,6 @@
 /** The live tariff in memory: model → rate rows, pico-USD per token. Replaced whole when operators change it. */
 import { parseUsd } from "../money/usd.ts";
-import type { TariffRow } from "./tariff_seed.ts";
+import type { TariffRow } from "../catalog/tariff_seed.ts";
 
 export interface Rates {
   /** pico-USD per token */

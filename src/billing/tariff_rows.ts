@@ -8,7 +8,7 @@ import { GatewayError } from "../errors/gateway_error.ts";
 import { formatUsd, parseUsd } from "../money/usd.ts";
 import type { Store } from "../store/store.ts";
 import { Tariff } from "./tariff.ts";
-import { TARIFF_SEED, type TariffRow } from "./tariff_seed.ts";
+import { TARIFF_SEED, type TariffRow } from "../catalog/tariff_seed.ts";
 
 /** Rate rows one model may have (base + tiers); keeps the stored value far below the KV 64 KiB limit. */
 export const MAX_ROWS_PER_MODEL = 8;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { GatewayError } from "../errors/gateway_error.ts";
 import { applyTariffChange, checkTable, reconcileTariff } from "./tariff_rows.ts";
-import { TARIFF_SEED, type TariffRow } from "./tariff_seed.ts";
+import { TARIFF_SEED, type TariffRow } from "../catalog/tariff_seed.ts";
 
 Deno.test("tariff rows: the seed is a valid table and reconciles unchanged once stored", () => {
   checkTable(TARIFF_SEED);

@@ -2,8 +2,8 @@
 import type { App } from "../app.ts";
 import { estimateInputTokens } from "../billing/estimate.ts";
 import { DEFAULT_RESERVE_OUTPUT_TOKENS, reserveAmount } from "../billing/price.ts";
-import { jsonResponse } from "../http/json.ts";
-import type { RouteContext } from "../http/router.ts";
+import { jsonResponse } from "../request/json.ts";
+import type { RouteContext } from "../request/context.ts";
 import { formatUsd } from "../money/usd.ts";
 import { admit, type SurfaceRoute } from "./generate.ts";
 

@@ -8,7 +8,7 @@ import type { ModelEntry } from "../catalog/models.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { FamilyPolicy, UpstreamLease } from "../families/policy.ts";
 import { upstreamStatusError } from "../families/upstream_errors.ts";
-import type { RouteContext } from "../http/router.ts";
+import type { RouteContext } from "../request/context.ts";
 import type { EncodeContext, Protocol } from "../protocols/codec.ts";
 import { sseFrameBatches } from "../protocols/sse_parse.ts";
 import { callUpstream } from "../upstream/client.ts";

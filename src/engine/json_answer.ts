@@ -1,6 +1,6 @@
 /** A non-streaming upstream answer: usage for settlement, then the client's JSON (or the upstream's bytes). */
 import { GatewayError } from "../errors/gateway_error.ts";
-import { jsonResponse } from "../http/json.ts";
+import { jsonResponse } from "../request/json.ts";
 import { UpstreamProtocolError } from "../protocols/codec.ts";
 import type { Exchange } from "./forward.ts";
 import { estimatedUsage, settleFailed } from "./settle.ts";

@@ -3,8 +3,8 @@ import type { Account } from "../accounts/accounts.ts";
 import type { App } from "../app.ts";
 import { authenticate } from "../auth/authenticate.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
-import { jsonResponse } from "../http/json.ts";
-import type { RouteContext } from "../http/router.ts";
+import { jsonResponse } from "../request/json.ts";
+import type { RouteContext } from "../request/context.ts";
 import { contentDisposition, readUpload } from "./multipart.ts";
 import { fileObject, getOwnFile, uploadFile } from "./service.ts";
 

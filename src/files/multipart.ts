@@ -4,7 +4,7 @@
  * the multipart body parsed. Exactly one part `file`, at most one more field, `purpose`.
  */
 import { GatewayError } from "../errors/gateway_error.ts";
-import { readBodyBytes } from "../http/body.ts";
+import { readBodyBytes } from "../request/body.ts";
 import { FILE_LIMITS, type FileKind, kindOf } from "./limits.ts";
 
 export const PURPOSES = ["user_data", "file-extract", "assistants"] as const;

@@ -1,5 +1,5 @@
 /** Request ids `req_<id>`: a random per-process prefix and a counter — unique, cheap, no syscall per request. */
-import { base64url } from "../auth/api_key.ts";
+import { base64url } from "../accounts/api_key.ts";
 
 const prefix = base64url(crypto.getRandomValues(new Uint8Array(9))).replaceAll("-", "x").replaceAll("_", "y");
 let counter = 0;

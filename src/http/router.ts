@@ -1,15 +1,8 @@
 /** A tiny exact-segment router: one table, `:name` segments capture, 404 vs 405 decided by path match. */
 import type { Envelope } from "../errors/render.ts";
+import type { RouteContext } from "../request/context.ts";
 
-export interface RouteContext {
-  req: Request;
-  url: URL;
-  requestId: string;
-  params: Record<string, string>;
-  envelope: Envelope;
-  /** Headers every response to this request carries, error or not (e.g. x-request-id for alpha, §2.5). */
-  headers: Record<string, string>;
-}
+export type { RouteContext };
 
 export interface Route<H> {
   method: string;

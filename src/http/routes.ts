@@ -2,7 +2,7 @@
 import { adminCreateKey, adminGetKey, adminKeyAction, adminLedger } from "../admin/api.ts";
 import { adminGetTariff, adminSetTariff } from "../admin/tariff_api.ts";
 import type { App } from "../app.ts";
-import { listModels } from "../catalog/list_models.ts";
+import { listModels } from "../engine/list_models.ts";
 import type { Family } from "../catalog/models.ts";
 import { countTokens } from "../engine/count_tokens.ts";
 import { generate, type SurfaceRoute } from "../engine/generate.ts";

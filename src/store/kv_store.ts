@@ -1,4 +1,4 @@
-import type { TariffRow } from "../billing/tariff_seed.ts";
+import type { TariffRow } from "../catalog/tariff_seed.ts";
 import type { FileQuota, FileSection, PutFileResult, Store, StoredFile, UsagePage } from "./store.ts";
 import type { CommitBatch, KeyRecord, UsageRow } from "./types.ts";
 import { kvKeys } from "./kv_keys.ts";

@@ -4,7 +4,7 @@
  * embedded store, so hot-path state (balances, holds) is owned in memory by src/accounts and made
  * durable through `commit`.
  */
-import type { TariffRow } from "../billing/tariff_seed.ts";
+import type { TariffRow } from "../catalog/tariff_seed.ts";
 import type { CommitBatch, KeyRecord, UsageRow } from "./types.ts";
 
 export interface UsagePage {

@@ -6,8 +6,8 @@
 import type { App } from "../app.ts";
 import { authenticate } from "../auth/authenticate.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
-import { jsonResponse } from "../http/json.ts";
-import type { RouteContext } from "../http/router.ts";
+import { jsonResponse } from "../request/json.ts";
+import type { RouteContext } from "../request/context.ts";
 import { CursorSigner } from "./cursor.ts";
 import { filtersKey, parseUsageQuery, type ReportKind, type UsageQuery } from "./query.ts";
 import { TokenBuckets } from "./rate_limit.ts";

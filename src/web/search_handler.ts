@@ -2,8 +2,8 @@
 import type { App } from "../app.ts";
 import { authenticate } from "../auth/authenticate.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
-import { jsonResponse } from "../http/json.ts";
-import type { RouteContext } from "../http/router.ts";
+import { jsonResponse } from "../request/json.ts";
+import type { RouteContext } from "../request/context.ts";
 import { makeBackend, type RawResult, SEARCH_TIMEOUT_MS, type SearchBackend } from "./search_backends.ts";
 import { invalid, readSingleField } from "./strict_body.ts";
 

@@ -1,6 +1,6 @@
 /** Bodies of the two helpers (§4.4, §8.3): a JSON object with exactly one expected string field. */
 import { GatewayError } from "../errors/gateway_error.ts";
-import { readJsonObject } from "../http/body.ts";
+import { readJsonObject } from "../request/body.ts";
 
 /** Helper bodies are tiny; 64 KiB leaves room for a 16 KiB query written entirely in \u escapes. */
 export const HELPER_BODY_LIMIT = 64 * 1024;

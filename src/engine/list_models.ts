@@ -1,8 +1,8 @@
 /** GET /v1/models in the OpenAI list shape, plus family and context window. */
 import type { App } from "../app.ts";
 import { authenticate } from "../auth/authenticate.ts";
-import type { RouteContext } from "../http/router.ts";
-import { CATALOG_CREATED, MODELS } from "./models.ts";
+import type { RouteContext } from "../request/context.ts";
+import { CATALOG_CREATED, MODELS } from "../catalog/models.ts";
 
 const BODY = JSON.stringify({
   object: "list",

@@ -1,5 +1,6 @@
 /** Entry point: `deno task start`. Configuration comes from the environment (README, .env.example). */
-import { parseConfig } from "./src/config/env.ts";
+import { startSimulator } from "./sim/server.ts";
+import { isDemoMode, parseConfig } from "./src/config/env.ts";
 import { startGateway } from "./src/gateway.ts";
 import { parseUsd } from "./src/money/usd.ts";
 import { DataDirInUseError } from "./src/store/open.ts";
@@ -14,7 +15,9 @@ try {
 
 let gw;
 try {
-  gw = await startGateway(config);
+  // Demo mode (no upstream configured): every family is answered by the built-in simulator.
+  const simulator = isDemoMode(config) ? await startSimulator({ hostname: "127.0.0.1" }) : undefined;
+  gw = await startGateway(config, simulator ? { simulator } : {});
 } catch (err) {
   if (!(err instanceof DataDirInUseError)) throw err;
   console.error(err.message);

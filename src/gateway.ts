@@ -9,7 +9,6 @@ import { createHandler } from "./http/server.ts";
 import { configureExtraction } from "./files/extract/mod.ts";
 import { openStore } from "./store/open.ts";
 import { simulatorTargets, targetsFromConfig } from "./upstream/targets.ts";
-import { startSimulator } from "../sim/server.ts";
 
 export interface Gateway {
   app: App;
@@ -20,11 +19,23 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-/** `connection`: the header/idle deadlines (src/http/serve.ts); tests shorten them. */
+/** The upstream simulator a demo-mode gateway serves every family from (main.ts composes it). */
+export interface DemoUpstream {
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * `connection`: the header/idle deadlines (src/http/serve.ts); tests shorten them. `simulator`: required
+ * in demo mode (no upstream URL configured), closed with the gateway.
+ */
 export async function startGateway(
   config: Config,
-  opts: { connection?: Partial<ConnectionBounds> } = {},
+  opts: { connection?: Partial<ConnectionBounds>; simulator?: DemoUpstream } = {},
 ): Promise<Gateway> {
+  const demo = isDemoMode(config);
+  const sim = demo ? opts.simulator : undefined;
+  if (demo && !sim) throw new Error("demo mode (no *_UPSTREAM_URL set) needs the simulator: see main.ts");
   const store = await openStore(config);
   let tariff: Tariff;
   try {
@@ -34,8 +45,6 @@ export async function startGateway(
     throw err;
   }
   const accounts = await Accounts.load(store);
-  const demo = isDemoMode(config);
-  const sim = demo ? await startSimulator({ hostname: "127.0.0.1" }) : undefined;
   const app: App = {
     config,
     store,

@@ -1,5 +1,6 @@
 /** Every family answers on every surface through its native upstream protocol (issue: surfaces end to end). */
 import assert from "node:assert/strict";
+import { startSimulator } from "../sim/server.ts";
 import { parseConfig } from "../src/config/env.ts";
 import { startGateway } from "../src/gateway.ts";
 import { parseUsd } from "../src/money/usd.ts";
@@ -202,7 +203,9 @@ Deno.test("GET /v1/models lists the catalog in the OpenAI list shape with family
 });
 
 Deno.test("demo mode serves every family from the simulator and marks responses; partial config gives 503", async () => {
-  const demo = await startGateway(parseConfig({ PORT: "0", HOST: "127.0.0.1", DATABASE_URL: "memory" }));
+  const demo = await startGateway(parseConfig({ PORT: "0", HOST: "127.0.0.1", DATABASE_URL: "memory" }), {
+    simulator: await startSimulator({ hostname: "127.0.0.1" }),
+  });
   try {
     assert.equal(demo.app.simulated, true);
     const { key } = await demo.app.accounts.create({ balance: parseUsd("1.00") });

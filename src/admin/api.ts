@@ -1,38 +1,25 @@
 /** The operator HTTP API under /admin/ (enabled only when ADMIN_TOKEN is set). */
 import type { App } from "../app.ts";
-import { timingSafeEqual } from "../accounts/api_key.ts";
-import { bearerToken } from "../auth/authenticate.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import { parseJsonObject, readBodyBytes, readJsonObject } from "../request/body.ts";
 import { jsonResponse } from "../request/json.ts";
 import type { RouteContext } from "../request/context.ts";
 import { applyKeyAction, createKey, KEY_ACTIONS, type KeyAction, keyView } from "./operations.ts";
 
-export function requireAdmin(app: App, req: Request): void {
-  const token = app.config.ADMIN_TOKEN;
-  const presented = bearerToken(req.headers.get("authorization"));
-  if (!token || presented === undefined || !timingSafeEqual(presented, token)) {
-    throw new GatewayError("admin_unauthorized");
-  }
-}
-
 export const ADMIN_BODY_LIMIT = 64 * 1024;
 
 export async function adminCreateKey(app: App, ctx: RouteContext): Promise<Response> {
-  requireAdmin(app, ctx.req);
   const body = await readJsonObject(ctx.req, ADMIN_BODY_LIMIT);
   return jsonResponse(201, await createKey(app.accounts, body, app.now()), ctx.requestId);
 }
 
 export function adminGetKey(app: App, ctx: RouteContext): Response {
-  requireAdmin(app, ctx.req);
   const acc = app.accounts.get(ctx.params.id!);
   if (!acc) throw new GatewayError("key_not_found");
   return jsonResponse(200, keyView(app.accounts, acc, app.now()), ctx.requestId);
 }
 
 export async function adminKeyAction(app: App, ctx: RouteContext): Promise<Response> {
-  requireAdmin(app, ctx.req);
   const action = ctx.params.action as KeyAction;
   if (!KEY_ACTIONS.includes(action)) throw new GatewayError("route_not_found");
   // Actions like revoke take no body: an empty one stands for {}.
@@ -47,7 +34,6 @@ export async function adminKeyAction(app: App, ctx: RouteContext): Promise<Respo
 
 /** GET /admin/ledger: the group commit's health — commits, failures and the settlement → durable lag. */
 export function adminLedger(app: App, ctx: RouteContext): Response {
-  requireAdmin(app, ctx.req);
   const s = app.accounts.committer.stats();
   return jsonResponse(200, {
     commits: s.commits,

@@ -3,11 +3,11 @@ import type { App } from "../app.ts";
 import { estimateInputTokens } from "../billing/estimate.ts";
 import { DEFAULT_RESERVE_OUTPUT_TOKENS, reserveAmount } from "../billing/price.ts";
 import { jsonResponse } from "../request/json.ts";
-import type { RouteContext } from "../request/context.ts";
+import type { KeyContext } from "../request/context.ts";
 import { formatUsd } from "../money/usd.ts";
 import { admit, type SurfaceRoute } from "./generate.ts";
 
-export async function countTokens(app: App, ctx: RouteContext, route: SurfaceRoute): Promise<Response> {
+export async function countTokens(app: App, ctx: KeyContext, route: SurfaceRoute): Promise<Response> {
   const { account, body, model } = await admit(app, ctx, route);
   const inputTokens = estimateInputTokens(body);
   const budget =

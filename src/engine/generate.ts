@@ -4,7 +4,7 @@
  * before the hold; every path after the hold settles exactly once.
  */
 import type { App } from "../app.ts";
-import { authenticate, checkAnthropicVersion } from "../auth/authenticate.ts";
+import { checkAnthropicVersion } from "../auth/authenticate.ts";
 import { estimateInputTokens } from "../billing/estimate.ts";
 import { reserve } from "../billing/ledger.ts";
 import { DEFAULT_RESERVE_OUTPUT_TOKENS } from "../billing/price.ts";
@@ -13,7 +13,7 @@ import { GatewayError } from "../errors/gateway_error.ts";
 import { FAMILY_POLICIES } from "../families/registry.ts";
 import { resolveFileReferences } from "../files/resolve.ts";
 import { parseJsonObject, readBodyBytes } from "../request/body.ts";
-import type { RouteContext } from "../request/context.ts";
+import type { KeyContext } from "../request/context.ts";
 import type { ProtocolName } from "../protocols/codec.ts";
 import { PROTOCOLS } from "../protocols/registry.ts";
 import { formatUsd } from "../money/usd.ts";
@@ -31,8 +31,8 @@ const idPrefix = crypto.randomUUID().replaceAll("-", "").slice(0, 12);
 const newId = (prefix: string) => `${prefix}${idPrefix}${(idCounter++).toString(36)}`;
 
 /** Checks shared by generation and count_tokens: key, version header, body, model. */
-export async function admit(app: App, ctx: RouteContext, route: SurfaceRoute) {
-  const account = await authenticate(ctx.req.headers, app.accounts);
+export async function admit(app: App, ctx: KeyContext, route: SurfaceRoute) {
+  const account = ctx.account;
   if (route.surface === "anthropic") checkAnthropicVersion(ctx.req.headers);
   const raw = await readBodyBytes(ctx.req, app.config.BODY_LIMIT_BYTES);
   const body = parseJsonObject(raw);
@@ -59,7 +59,7 @@ export async function admit(app: App, ctx: RouteContext, route: SurfaceRoute) {
   return { account, body, raw, model, policy };
 }
 
-export async function generate(app: App, ctx: RouteContext, route: SurfaceRoute): Promise<Response> {
+export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): Promise<Response> {
   const admitted = await admit(app, ctx, route);
   const { account, model, policy } = admitted;
   const ruled = policy.rawBody(model, route.surface, admitted.body);

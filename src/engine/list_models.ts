@@ -1,7 +1,6 @@
 /** GET /v1/models in the OpenAI list shape, plus family and context window. */
 import type { App } from "../app.ts";
-import { authenticate } from "../auth/authenticate.ts";
-import type { RouteContext } from "../request/context.ts";
+import type { KeyContext } from "../request/context.ts";
 import { CATALOG_CREATED, MODELS } from "../catalog/models.ts";
 
 const BODY = JSON.stringify({
@@ -18,7 +17,6 @@ const BODY = JSON.stringify({
   })),
 });
 
-export async function listModels(app: App, ctx: RouteContext): Promise<Response> {
-  await authenticate(ctx.req.headers, app.accounts);
+export function listModels(_app: App, ctx: KeyContext): Response {
   return new Response(BODY, { headers: { "content-type": "application/json", "request-id": ctx.requestId } });
 }

@@ -4,10 +4,14 @@ import type { RouteContext } from "../request/context.ts";
 
 export type { RouteContext };
 
+/** Who may call a route: a key holder, the operator, or anyone. */
+export type RouteAuth = "key" | "admin" | "none";
+
 export interface Route<H> {
   method: string;
   path: string;
   envelope: Envelope;
+  auth: RouteAuth;
   handler: H;
 }
 

@@ -1,6 +1,9 @@
 /** The HTTP layer: request id, routing, and the one place errors become responses. */
 import { type App, SIMULATED_HEADER } from "../app.ts";
+import { requireAdmin } from "../auth/admin_token.ts";
+import { authenticate } from "../auth/authenticate.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
+import type { KeyContext, RouteContext } from "../request/context.ts";
 import { type Envelope, errorResponse } from "../errors/render.ts";
 import { checkHeadSize, checkHost } from "./request_head.ts";
 import { newRequestId } from "./request_id.ts";
@@ -33,7 +36,12 @@ export function createHandler(app: App): (req: Request, conn: ConnMeta) => Promi
       if (m.kind === "method_not_allowed") {
         throw new GatewayError("method_not_allowed", { headers: { allow: m.allow.join(", ") } });
       }
-      const res = await m.route.handler(app, { req, url, requestId, params: m.params, envelope, headers });
+      const ctx: RouteContext = { req, url, requestId, params: m.params, envelope, headers };
+      // The authentication stage, per route (handlers never authenticate themselves).
+      if (m.route.auth === "key") {
+        (ctx as KeyContext).account = await authenticate(req.headers, app.accounts, app.now());
+      } else if (m.route.auth === "admin") requireAdmin(app.config.ADMIN_TOKEN, req.headers);
+      const res = await m.route.handler(app, ctx);
       if (app.simulated) res.headers.set(SIMULATED_HEADER, "true");
       return res;
     } catch (err) {

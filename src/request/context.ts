@@ -8,8 +8,11 @@ export interface RouteContext {
   requestId: string;
   params: Record<string, string>;
   envelope: Envelope;
-  /** The key's account when the route requires a key (the server authenticated it before the handler). */
-  account?: Account;
   /** Headers every response to this request carries, error or not (e.g. x-request-id for alpha, §2.5). */
   headers: Record<string, string>;
+}
+
+/** The context of a route that requires a key: the server authenticated it before the handler ran. */
+export interface KeyContext extends RouteContext {
+  account: Account;
 }

@@ -4,10 +4,9 @@
  * (400 invalid_cursor). Pending settlements are flushed first, so every settled request is listed.
  */
 import type { App } from "../app.ts";
-import { authenticate } from "../auth/authenticate.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import { jsonResponse } from "../request/json.ts";
-import type { RouteContext } from "../request/context.ts";
+import type { KeyContext } from "../request/context.ts";
 import { CursorSigner } from "./cursor.ts";
 import { filtersKey, parseUsageQuery, type ReportKind, type UsageQuery } from "./query.ts";
 import { TokenBuckets } from "./rate_limit.ts";
@@ -30,8 +29,8 @@ function state(app: App): UsageState {
   return s;
 }
 
-async function admit(app: App, ctx: RouteContext, kind: ReportKind) {
-  const account = await authenticate(ctx.req.headers, app.accounts);
+async function admit(app: App, ctx: KeyContext, kind: ReportKind) {
+  const account = ctx.account;
   const wait = state(app).buckets.take(account.rec.id, app.now());
   if (wait > 0) throw new GatewayError("usage_rate_limit", { retryAfter: wait });
   const query: UsageQuery = parseUsageQuery(ctx.url.searchParams, kind);
@@ -39,12 +38,12 @@ async function admit(app: App, ctx: RouteContext, kind: ReportKind) {
   return { keyId: account.rec.id, query };
 }
 
-export async function getUsage(app: App, ctx: RouteContext): Promise<Response> {
+export async function getUsage(app: App, ctx: KeyContext): Promise<Response> {
   const { keyId, query } = await admit(app, ctx, "summary");
   return jsonResponse(200, await usageSummary(app.store, keyId, query), ctx.requestId);
 }
 
-export async function getUsageRequests(app: App, ctx: RouteContext): Promise<Response> {
+export async function getUsageRequests(app: App, ctx: KeyContext): Promise<Response> {
   const { keyId, query } = await admit(app, ctx, "requests");
   const { signer } = state(app);
   const filters = filtersKey(query.filters);

@@ -1,9 +1,8 @@
 /** POST /v1/alpha/search (§2.4, §4.4, §8.3): free of charge, 402 at zero credit, no model, no stream. */
 import type { App } from "../app.ts";
-import { authenticate } from "../auth/authenticate.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import { jsonResponse } from "../request/json.ts";
-import type { RouteContext } from "../request/context.ts";
+import type { KeyContext } from "../request/context.ts";
 import { makeBackend, type RawResult, SEARCH_TIMEOUT_MS, type SearchBackend } from "./search_backends.ts";
 import { invalid, readSingleField } from "./strict_body.ts";
 
@@ -100,9 +99,8 @@ export function backendFor(app: App): SearchBackend {
   });
 }
 
-export async function searchHandler(app: App, ctx: RouteContext): Promise<Response> {
-  const acc = await authenticate(ctx.req.headers, app.accounts, app.now());
-  if (app.accounts.available(acc) <= 0n) throw new GatewayError("insufficient_credit");
+export async function searchHandler(app: App, ctx: KeyContext): Promise<Response> {
+  if (app.accounts.available(ctx.account) <= 0n) throw new GatewayError("insufficient_credit");
   const query = checkQuery(await readSingleField(ctx.req, "query"));
   const backend = backendFor(app);
   backend.checkQuery(query);

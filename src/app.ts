@@ -13,7 +13,9 @@ export interface App {
   upstreams: UpstreamTargets;
   /** Every family is served by the built-in simulator; responses say so in a header. */
   simulated: boolean;
+  /** The clock (ms since the epoch) and the id generator, injected so tests and codecs can control them. */
   now(): number;
+  newId(prefix: string): string;
 }
 
 export const SIMULATED_HEADER = "x-gateway-simulated";

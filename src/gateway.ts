@@ -8,6 +8,7 @@ import { type ConnectionBounds, serveGateway } from "./http/serve.ts";
 import { createHandler } from "./http/server.ts";
 import { configureExtraction } from "./files/extract/mod.ts";
 import { openStore } from "./store/open.ts";
+import { idGenerator } from "./util/ids.ts";
 import { simulatorTargets, targetsFromConfig } from "./upstream/targets.ts";
 
 export interface Gateway {
@@ -53,6 +54,7 @@ export async function startGateway(
     upstreams: sim ? simulatorTargets(sim.url) : targetsFromConfig(config),
     simulated: demo,
     now: () => Date.now(),
+    newId: idGenerator(),
   };
   configureExtraction({ timeoutMs: config.FILES_EXTRACT_TIMEOUT_MS });
   const server = serveGateway({

@@ -1,4 +1,5 @@
-/** API key format and hashing (§5.1): `gd-` + 43 base64url characters (32 random bytes). */
+/** API key format and hashing (spec §5.1): `gd-` + 43 base64url characters (32 random bytes). */
+import { toB64Url } from "../util/base64url.ts";
 
 const KEY_RE = /^gd-[A-Za-z0-9_-]{43}$/;
 
@@ -8,7 +9,7 @@ export function isWellFormedKey(key: string): boolean {
 
 export function generateKey(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32));
-  return `gd-${base64url(bytes)}`;
+  return `gd-${toB64Url(bytes)}`;
 }
 
 export async function hashKey(key: string): Promise<string> {
@@ -19,10 +20,6 @@ export async function hashKey(key: string): Promise<string> {
 /** A short public hint for operators ("gd-AbCd…"); never enough to use the key. */
 export function keyHint(key: string): string {
   return `${key.slice(0, 7)}…`;
-}
-
-export function base64url(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 }
 
 /** Constant-time string comparison for secrets. */

@@ -26,10 +26,6 @@ export interface SurfaceRoute {
   onlyFamily?: Family;
 }
 
-let idCounter = 0;
-const idPrefix = crypto.randomUUID().replaceAll("-", "").slice(0, 12);
-const newId = (prefix: string) => `${prefix}${idPrefix}${(idCounter++).toString(36)}`;
-
 /** Checks shared by generation and count_tokens: key, version header, body, model. */
 export async function admit(app: App, ctx: KeyContext, route: SurfaceRoute) {
   const account = ctx.account;
@@ -122,7 +118,7 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
         requestId: ctx.requestId,
         model: model.id,
         now: () => Math.floor(app.now() / 1000),
-        newId,
+        newId: app.newId,
         request: ir,
       },
       reservation,

@@ -6,7 +6,6 @@ import { GatewayError } from "../errors/gateway_error.ts";
 import type { KeyContext, RouteContext } from "../request/context.ts";
 import { type Envelope, errorResponse } from "../errors/render.ts";
 import { checkHeadSize, checkHost } from "./request_head.ts";
-import { newRequestId } from "./request_id.ts";
 import { Router } from "./router.ts";
 import { type Handler, ROUTES } from "./routes.ts";
 import type { ConnMeta } from "./serve.ts";
@@ -17,7 +16,7 @@ export function createHandler(app: App): (req: Request, conn: ConnMeta) => Promi
   const simHeaders: Record<string, string> = app.simulated ? { [SIMULATED_HEADER]: "true" } : {};
 
   return async (req: Request, conn: ConnMeta): Promise<Response> => {
-    const requestId = newRequestId();
+    const requestId = app.newId("req_");
     const url = new URL(req.url);
     const m = router.match(req.method, url.pathname);
     const envelope: Envelope = m.kind === "found"

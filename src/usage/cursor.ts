@@ -10,6 +10,7 @@
  * without it.
  */
 import { GatewayError } from "../errors/gateway_error.ts";
+import { fromB64Url, toB64Url } from "../util/base64url.ts";
 
 const VERSION = "usage-cursor/v1";
 const MAX_CURSOR_CHARS = 2048;
@@ -70,23 +71,4 @@ export class CursorSigner {
 
 function macInput(keyId: string, filters: string, payload: string): Uint8Array<ArrayBuffer> {
   return new TextEncoder().encode(`${VERSION}\n${keyId}\n${filters}\n${payload}`);
-}
-
-export function toB64Url(bytes: Uint8Array): string {
-  let bin = "";
-  for (const b of bytes) bin += String.fromCharCode(b);
-  return btoa(bin).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-}
-
-/** Strict decoding: only the canonical unpadded encoding is accepted (no two texts for one value). */
-export function fromB64Url(text: string): Uint8Array | null {
-  if (text === "" || !/^[A-Za-z0-9_-]+$/.test(text) || text.length % 4 === 1) return null;
-  let bin: string;
-  try {
-    bin = atob(text.replaceAll("-", "+").replaceAll("_", "/") + "=".repeat((4 - text.length % 4) % 4));
-  } catch {
-    return null;
-  }
-  const bytes = Uint8Array.from(bin, (c) => c.charCodeAt(0));
-  return toB64Url(bytes) === text ? bytes : null;
 }

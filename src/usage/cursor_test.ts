@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { GatewayError } from "../errors/gateway_error.ts";
-import { CursorSigner, fromB64Url, toB64Url } from "./cursor.ts";
+import { fromB64Url, toB64Url } from "../util/base64url.ts";
+import { CursorSigner } from "./cursor.ts";
 
 async function rejects(p: Promise<unknown>) {
   await assert.rejects(

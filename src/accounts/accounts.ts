@@ -16,6 +16,8 @@ export interface Account {
   held: bigint;
   /** Spend and reserve in the current hour and day, for the key's own caps (in memory only). */
   windows: WindowCounters;
+  /** createdAt of the key's newest usage row written by this process (rows are keyed newest first). */
+  lastRowAt: number;
 }
 
 const KEY_CACHE_MAX = 100_000;
@@ -154,6 +156,10 @@ export class Accounts {
     w.daySpent += charge;
     acc.rec.balance -= charge;
     acc.rec.spent += charge;
+    // The report lists a key's rows newest first by createdAt: two settling in one millisecond are kept
+    // in settlement order by moving the later one a millisecond on.
+    if (row.createdAt <= acc.lastRowAt) row.createdAt = acc.lastRowAt + 1;
+    acc.lastRowAt = row.createdAt;
     this.committer.key(acc.rec);
     this.committer.usage(row);
   }
@@ -181,7 +187,7 @@ export class Accounts {
   }
 
   #index(rec: KeyRecord): Account {
-    const acc: Account = { rec, held: 0n, windows: newCounters(Date.now()) };
+    const acc: Account = { rec, held: 0n, windows: newCounters(Date.now()), lastRowAt: 0 };
     this.#byId.set(rec.id, acc);
     this.#byHash.set(rec.hash, acc);
     return acc;

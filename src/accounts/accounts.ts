@@ -2,7 +2,7 @@
  * The live account table. The serving process owns every key's record and its open holds in
  * memory (it is the only writer of the embedded store), so authentication and billing take no
  * store round trip. Admin changes are written through at once; settlements go by group commit.
- * Holds are never persisted: a crashed process releases them by construction (§8.1 p.2–4).
+ * Holds are never persisted: a crashed process releases them by construction (spec §8.1 p.2–4).
  */
 import { generateKey, hashKey, keyHint } from "./api_key.ts";
 import { newCounters, roll, type WindowCounters } from "./windows.ts";

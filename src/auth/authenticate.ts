@@ -1,10 +1,10 @@
-/** §5: key extraction and key states. Theta pause is checked later, once the model is known. */
+/** spec §5: key extraction and key states. Theta pause is checked later, once the model is known. */
 import type { Account, Accounts } from "../accounts/accounts.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import { hashKey, isWellFormedKey } from "../accounts/api_key.ts";
 
 /**
- * `Authorization: Bearer <key>`: the scheme (case-insensitive, RFC 9110 §11.1), one or more spaces or
+ * `Authorization: Bearer <key>`: the scheme (case-insensitive, RFC 9110 spec §11.1), one or more spaces or
  * tabs, the key — nothing else. Not `\s`/`trim()`: those also accept a no-break space, U+2028 and the
  * like, so `Bearer\u00a0<key>` or `<key>\u00a0` would authenticate.
  */
@@ -44,7 +44,7 @@ export async function authenticate(headers: Headers, accounts: Accounts, now = D
   return acc;
 }
 
-/** §9.2: any well-formed date is served as 2023-06-01, so unmodified official SDKs (which send newer dates) work. */
+/** spec §9.2: any well-formed date is served as 2023-06-01, so unmodified official SDKs (which send newer dates) work. */
 export function checkAnthropicVersion(headers: Headers): void {
   const v = headers.get("anthropic-version");
   if (v === null) {

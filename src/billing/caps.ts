@@ -1,5 +1,5 @@
 /**
- * The key's own caps (§5.5, §7.3, §7.5): hourly and daily spend and reserve caps over UTC calendar
+ * The key's own caps (spec §5.5, §7.3, §7.5): hourly and daily spend and reserve caps over UTC calendar
  * windows (the clock hour and the UTC day). Counters live with the account in memory; a cap is
  * refused when this request's reserve would cross it, with Retry-After = seconds to the window end.
  */
@@ -7,7 +7,6 @@ import type { ErrorCode } from "../errors/codes.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import { DAY, HOUR, type WindowCounters } from "../accounts/windows.ts";
 import type { Caps } from "../store/types.ts";
-
 
 export type CapName =
   | "hourly_reserve_limit"

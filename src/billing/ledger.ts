@@ -1,5 +1,5 @@
 /**
- * Reserve → settle for one request (§8.1 p.2–4). A Reservation is created only after every
+ * Reserve → settle for one request (spec §8.1 p.2–4). A Reservation is created only after every
  * local check passed; it settles exactly once (later calls are no-ops), releasing the hold and
  * charging actual usage, and queues the usage row.
  */
@@ -44,7 +44,7 @@ export class Reservation {
 
   /**
    * Charges actual usage and releases the hold. Idempotent: only the first call counts.
-   * The charge never drives the balance below zero (hardening issue, money item 1): it is capped at the
+   * The charge never drives the balance below zero (README "Billing", usage beyond the hold): it is capped at the
    * hold plus the credit no other hold covers; an estimate is capped at the hold itself. What usage
    * priced beyond the cap is the operator's loss, recorded on the usage row as `writtenOff`.
    */

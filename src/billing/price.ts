@@ -1,12 +1,12 @@
-/** Pure price arithmetic of §8.1: reserve before the call, charge after it. All pico-USD bigints. */
+/** Pure price arithmetic of spec §8.1: reserve before the call, charge after it. All pico-USD bigints. */
 import type { IRUsage } from "../ir/usage.ts";
 import { ceilDiv } from "../money/usd.ts";
 import type { Rates } from "./tariff.ts";
 
-/** §8.1 p.2: output part of the reserve when the request gives no output budget. */
+/** spec §8.1 p.2: output part of the reserve when the request gives no output budget. */
 export const DEFAULT_RESERVE_OUTPUT_TOKENS = 32_000;
 
-/** §8.1 p.3: private membership pays 75% on discounted families; rounds up to the smallest unit. */
+/** spec §8.1 p.3: private membership pays 75% on discounted families; rounds up to the smallest unit. */
 function discounted(amount: bigint, rates: Rates, member: boolean): bigint {
   return member && rates.memberDiscount ? ceilDiv(amount * 3n, 4n) : amount;
 }
@@ -21,7 +21,7 @@ export function reserveAmount(
   return discounted(raw, rates, member);
 }
 
-/** §8.1 p.1, p.4, p.6 and theta: cache reads leave ordinary input; searches per search or once per request. */
+/** spec §8.1 p.1, p.4, p.6 and theta: cache reads leave ordinary input; searches per search or once per request. */
 export function chargeAmount(rates: Rates, usage: IRUsage, member: boolean): bigint {
   const cached = BigInt(Math.min(usage.cachedInputTokens, usage.inputTokens));
   const ordinary = BigInt(usage.inputTokens) - cached;

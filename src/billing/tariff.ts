@@ -45,7 +45,7 @@ export class Tariff {
     }
   }
 
-  /** Rates for a request with this many input tokens (the tier then applies to input and output, §8.1). */
+  /** Rates for a request with this many input tokens (the tier then applies to input and output, spec §8.1). */
   rates(model: string, inputTokens: number): Rates | undefined {
     return this.#byModel.get(model)?.find((c) => inputTokens > c.above)?.rates;
   }

@@ -1,4 +1,4 @@
-/** The model catalog of §2.1 and §4.7 as data. Ids are exact; lookup is a Map hit. */
+/** The model catalog of spec §2.1 and §4.7 as data. Ids are exact; lookup is a Map hit. */
 
 export type Family = "alpha" | "beta" | "gamma" | "eta" | "theta";
 

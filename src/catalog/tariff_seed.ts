@@ -1,5 +1,5 @@
 /**
- * The seed of the live tariff, USD per 1,000,000 tokens (§8.1). Alpha and theta are the spec's
+ * The seed of the live tariff, USD per 1,000,000 tokens (spec §8.1). Alpha and theta are the spec's
  * tables. Beta, gamma and eta rates are not given by the spec: these are documented placeholders
  * (fast variants dearer; the eta effort level does not change the price) for operators to replace.
  */
@@ -13,7 +13,7 @@ export interface TariffRow {
   output: string;
   /** Flat fee per provider-billed web search (beta), or once per request if it searched (theta). */
   search?: { usd: string; per: "search" | "request" };
-  /** Private membership discount applies (alpha only, §8.1 p.3). */
+  /** Private membership discount applies (alpha only, spec §8.1 p.3). */
   memberDiscount?: boolean;
 }
 

@@ -25,7 +25,7 @@ export const ConfigSchema = z.object({
   SEARCH_UPSTREAM_KEY: optionalString,
   /** Search API spoken by SEARCH_UPSTREAM_URL: SearXNG JSON (`/search?format=json`) or Brave Search. */
   SEARCH_BACKEND: z.enum(["searxng", "brave"]).default("searxng"),
-  /** Hard limit on a request body in bytes (§8.4 leaves it open). */
+  /** Hard limit on a request body in bytes (spec §8.4 leaves it open). */
   BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(32 * 1024 * 1024),
   /** SSE comment heartbeat while a stream is quiet. */
   STREAM_HEARTBEAT_MS: ms(15_000),
@@ -33,7 +33,7 @@ export const ConfigSchema = z.object({
   STREAM_IDLE_TIMEOUT_MS: ms(120_000),
   /** Time allowed for the upstream to answer with headers. */
   UPSTREAM_HEADERS_TIMEOUT_MS: ms(120_000),
-  /** Lifetime of an uploaded file (§8.2: 24 hours); configurable for tests. */
+  /** Lifetime of an uploaded file (spec §8.2: 24 hours); configurable for tests. */
   FILES_TTL_MS: ms(86_400_000),
   /** One document extraction (PDF, DOCX, XLSX, PPTX) is killed after this long: 422 file_limit_exceeded. */
   FILES_EXTRACT_TIMEOUT_MS: ms(30_000),

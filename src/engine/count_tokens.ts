@@ -1,4 +1,4 @@
-/** POST /v1/messages/count_tokens (§4.7): local estimate, no upstream call, free, plus a pre-flight quote. */
+/** POST /v1/messages/count_tokens (spec §4.7): local estimate, no upstream call, free, plus a pre-flight quote. */
 import type { App } from "../app.ts";
 import { estimateInputTokens } from "../billing/estimate.ts";
 import { DEFAULT_RESERVE_OUTPUT_TOKENS, reserveAmount } from "../billing/price.ts";

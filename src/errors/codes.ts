@@ -1,5 +1,5 @@
 /**
- * Every error code the gateway can emit (§7.3–§7.6), as one table of data: the only place where a
+ * Every error code the gateway can emit (spec §7.3–spec §7.6), as one table of data: the only place where a
  * status, an error class, a Russian message and a Russian next step are attached to a code. The rows
  * live in one file per spec section and are merged here.
  */

@@ -1,8 +1,8 @@
-/** Family alpha, its files store and its web helpers (§7.4, and the codes the spec leaves open there). */
+/** Family alpha, its files store and its web helpers (spec §7.4, and the codes the spec leaves open there). */
 import { bad, type ErrorSpec, limit } from "./error_spec.ts";
 
 export const ALPHA_CODES = {
-  // §7.4 family alpha, files, helpers
+  // spec §7.4 family alpha, files, helpers
   invalid_multipart: bad(
     "Некорректное multipart-тело загрузки.",
     "Отправьте одну часть file и не более одного поля purpose.",
@@ -24,7 +24,7 @@ export const ALPHA_CODES = {
     message: "Страница больше 2 МиБ и не может быть загружена.",
     action: "Выберите другой адрес; повтор того же адреса не поможет.",
   },
-  // §4.4/§8.3 search and fetch: codes the spec leaves open (documented in src/web/README.md)
+  // spec §4.4/spec §8.3 search and fetch: codes the spec leaves open (documented in src/web/README.md)
   managed_service_destination_rejected: bad(
     "Адрес страницы отклонён: допускаются только публичные домены по http или https на портах 80 и 443.",
     "Укажите публичный адрес страницы; внутренние адреса, IP-адреса и служебные имена недоступны.",
@@ -51,7 +51,7 @@ export const ALPHA_CODES = {
     message: "Страница не ответила вовремя.",
     action: "Повторите запрос позже или выберите другой адрес.",
   },
-  // §7.4 files: codes the spec leaves open (documented in src/files/README.md)
+  // spec §7.4 files: codes the spec leaves open (documented in src/files/README.md)
   file_empty: {
     status: 422,
     type: "invalid_request_error",
@@ -98,7 +98,7 @@ export const ALPHA_CODES = {
     message: "Переведённый документ больше 2 МиБ и не помещается в запрос.",
     action: "Загрузите документ частями меньшего размера.",
   },
-  // §7.3 note, reason 1 of alpha's seven 429s (the others are the gateway's own: client_key_rate_limit,
+  // spec §7.3 note, reason 1 of alpha's seven 429s (the others are the gateway's own: client_key_rate_limit,
   // client_ip_rate_limit, service_capacity_saturated, standard_capacity_saturated, the spend caps
   // hourly/daily_spend_limit, the reserve caps hourly/daily_reserve_limit).
   alpha_provider_rate_limit: limit(

@@ -1,8 +1,8 @@
-/** Codes common to every family (§7.3), plus the operator API's. */
+/** Codes common to every family (spec §7.3), plus the operator API's. */
 import { bad, type ErrorSpec, limit } from "./error_spec.ts";
 
 export const COMMON_CODES = {
-  // §7.3 authentication
+  // spec §7.3 authentication
   missing_api_key: {
     status: 401,
     type: "authentication_error",
@@ -45,7 +45,7 @@ export const COMMON_CODES = {
     message: "Семейство theta приостановлено для этого ключа в панели управления.",
     action: "Снимите паузу theta для ключа в панели управления.",
   },
-  // §7.3 billing
+  // spec §7.3 billing
   insufficient_credit: {
     status: 402,
     type: "billing_error",
@@ -74,7 +74,7 @@ export const COMMON_CODES = {
     "Резерв запроса превышает ваш часовой лимит резерва.",
     "Уменьшите max_tokens или поднимите лимит в боте.",
   ),
-  // §7.3 request shape
+  // spec §7.3 request shape
   invalid_json: bad("Тело запроса не является корректным JSON.", "Отправьте тело в формате JSON."),
   invalid_body_type: bad(
     "Тело запроса должно быть JSON-объектом.",

@@ -1,8 +1,8 @@
-/** Families gamma and eta (§7.5). */
+/** Families gamma and eta (spec §7.5). */
 import { bad, type ErrorSpec, limit } from "./error_spec.ts";
 
 export const DELTA_CODES = {
-  // §7.5 families gamma and eta
+  // spec §7.5 families gamma and eta
   delta_parameter_unavailable: bad(
     "Поле не входит в список поддерживаемых для этой модели.",
     "Уберите поле, указанное в param.",

@@ -1,8 +1,8 @@
-/** Family theta (§7.6). */
+/** Family theta (spec §7.6). */
 import { type ErrorSpec, limit } from "./error_spec.ts";
 
 export const THETA_CODES = {
-  // §7.6 family theta
+  // spec §7.6 family theta
   queue_timeout: {
     status: 429,
     type: "rate_limit_error",

@@ -1,7 +1,7 @@
 import { errorSpec } from "./codes.ts";
 import type { GatewayError } from "./gateway_error.ts";
 
-/** The §2.5 error object. */
+/** The spec §2.5 error object. */
 export interface ErrorObject {
   message: string;
   code: string;

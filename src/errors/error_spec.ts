@@ -17,7 +17,7 @@ export interface ErrorSpec {
   action: string;
   /** Fixed Retry-After (seconds) where the spec gives one. */
   retryAfter?: number;
-  /** Authentication failure: the body mirrors the object under `detail.error` (§5.4). */
+  /** Authentication failure: the body mirrors the object under `detail.error` (spec §5.4). */
   auth?: boolean;
 }
 

@@ -1,4 +1,4 @@
-/** Renders a GatewayError into one of the three envelopes of §7.1. The only place error bodies are built. */
+/** Renders a GatewayError into one of the three envelopes of spec §7.1. The only place error bodies are built. */
 import { errorSpec } from "./codes.ts";
 import { type ErrorObject, errorObject } from "./error_object.ts";
 import type { GatewayError } from "./gateway_error.ts";

@@ -1,5 +1,5 @@
 /**
- * Everything that differs between families, behind one interface (issue 11). The engine calls a policy
+ * Everything that differs between families, behind one interface (README "Where things live"). The engine calls a policy
  * in one fixed order and names no family:
  *   admitKey → answerHeaders → rawBody → (file translation if `translatesFiles`) → dispatch →
  *   upstream call (errors through `codes`) → inspect on every streamed event → settled.
@@ -15,7 +15,7 @@ import type { ProtocolName } from "../protocols/codec.ts";
 import type { UsageRow } from "../store/types.ts";
 import type { UpstreamTarget } from "../upstream/targets.ts";
 
-/** The family's error codes (spec §7.3–§7.6) for what every family can meet. */
+/** The family's error codes (spec §7.3–spec §7.6) for what every family can meet. */
 export interface FamilyCodes {
   /** Upstream unreachable, or 5xx before the first byte. */
   unavailable: ErrorCode;

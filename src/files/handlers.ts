@@ -1,4 +1,4 @@
-/** HTTP handlers of /v1/files (§4.3). Every call, DELETE included, answers 402 at zero credit. */
+/** HTTP handlers of /v1/files (spec §4.3). Every call, DELETE included, answers 402 at zero credit. */
 import type { Account } from "../accounts/accounts.ts";
 import type { App } from "../app.ts";
 import { GatewayError } from "../errors/gateway_error.ts";

@@ -1,13 +1,13 @@
-/** Every limit of the file store (§8.2) and the bounds this implementation adds, in one place. */
+/** Every limit of the file store (spec §8.2) and the bounds this implementation adds, in one place. */
 
 export const MiB = 1024 * 1024;
 
 export const FILE_LIMITS = {
-  /** §8.2: single file up to 10 MiB. */
+  /** spec §8.2: single file up to 10 MiB. */
   maxFileBytes: 10 * MiB,
   /** Multipart overhead allowed on top of the file (boundaries, headers, the purpose field). */
   multipartSlackBytes: 64 * 1024,
-  /** §8.2 per-key quota, measured on the stored record (file + extracted sections). */
+  /** spec §8.2 per-key quota, measured on the stored record (file + extracted sections). */
   quotaFiles: 20,
   quotaBytes: 50 * MiB,
   maxPdfPages: 200,
@@ -23,7 +23,7 @@ export const FILE_LIMITS = {
   sectionChars: 16_384,
   /** A single CSV line longer than this is refused (a one-line 10 MiB "table" is not a table). */
   maxCsvLineChars: 1 * MiB,
-  /** Request side (§4.2, §8.2). */
+  /** Request side (spec §4.2, §8.2). */
   maxReferences: 20,
   maxBlockBytes: 2 * MiB,
   /** Zip containers (hostile-file bounds, not in the spec). */

@@ -1,5 +1,5 @@
 /**
- * Reading an upload (§4.3). The body is read with a hard bound of 10 MiB + 64 KiB counted on the wire
+ * Reading an upload (spec §4.3). The body is read with a hard bound of 10 MiB + 64 KiB counted on the wire
  * (Content-Length checked first, then every chunk), so nothing past that is ever buffered; only then is
  * the multipart body parsed. Exactly one part `file`, at most one more field, `purpose`.
  */

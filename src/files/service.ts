@@ -1,4 +1,4 @@
-/** The file store of family alpha (§2.2, §3.1, §4.3): upload, list, read, delete for one key. */
+/** The file store of family alpha (spec §2.2, §3.1, §4.3): upload, list, read, delete for one key. */
 import type { Account } from "../accounts/accounts.ts";
 import type { App } from "../app.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
@@ -8,7 +8,7 @@ import { extractSections } from "./extract/mod.ts";
 import { CONTENT_TYPES, FILE_LIMITS } from "./limits.ts";
 import type { Upload } from "./multipart.ts";
 
-/** The public record of §2.2. */
+/** The public record of spec §2.2. */
 export interface FileObject {
   id: string;
   object: "file";

@@ -3,7 +3,7 @@
  *
  * Deno's HTTP/1.1 layer itself refuses a head over 64 KiB or with more than 128 header fields (and
  * a malformed head) with a bare `400` and an empty body before the gateway sees the request; these
- * bounds sit below that, so everything the gateway does see gets a precise status and the §7.1
+ * bounds sit below that, so everything the gateway does see gets a precise status and the spec §7.1
  * envelope.
  */
 import { GatewayError } from "../errors/gateway_error.ts";
@@ -16,7 +16,7 @@ export const MAX_HEADER_BYTES = 32 * 1024;
 export const MAX_HEADER_FIELDS = 100;
 
 /**
- * RFC 9112 §3.2: an HTTP/1.1 request without Host (or with an empty one) is 400. Deno accepts it and
+ * RFC 9112 spec §3.2: an HTTP/1.1 request without Host (or with an empty one) is 400. Deno accepts it and
  * writes its own fallback authority into `req.url`; it does not tell the handler the HTTP version.
  * So: no usable Host and the URL carries exactly the fallback authority → refused. An HTTP/2
  * request carries its authority in `:authority` (no Host header) and passes, unless that authority

@@ -6,7 +6,7 @@ export type IRPart =
   | { type: "text"; text: string }
   /** Inline image (base64 `data`) or remote image (`url`). */
   | { type: "image"; mediaType?: string; data?: string; url?: string }
-  /** Alpha file-store reference (§4.2 `input_file`), replaced by a text block before the upstream call. */
+  /** Alpha file-store reference (spec §4.2 `input_file`), replaced by a text block before the upstream call. */
   | { type: "file"; fileId: string }
   /** A tool call the assistant made earlier (history). `arguments` is the JSON text. */
   | { type: "tool_call"; id: string; name: string; arguments: string }

@@ -1,5 +1,5 @@
 /**
- * Money is an exact integer count of pico-USD (1e-12 USD) held in a bigint. Every tariff of §8.1
+ * Money is an exact integer count of pico-USD (1e-12 USD) held in a bigint. Every tariff of spec §8.1
  * (USD per 1M tokens with up to 6 decimals) is a whole number of pico-USD per token.
  */
 export type Pico = bigint;

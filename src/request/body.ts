@@ -59,7 +59,7 @@ export async function readJsonObject(req: Request, limit: number): Promise<Recor
 /**
  * Bad UTF-8 or JSON → invalid_json; any JSON value but an object → invalid_body_type.
  *
- * A UTF-8 byte order mark is refused (RFC 8259 §8.1: senders must not add one). Dropping it here while
+ * A UTF-8 byte order mark is refused (RFC 8259 spec §8.1: senders must not add one). Dropping it here while
  * the native pass-through forwards the client's raw bytes would send the upstream a body it refuses;
  * refusing keeps what was validated and what is forwarded the same bytes.
  */

@@ -8,7 +8,7 @@ export interface RouteContext {
   requestId: string;
   params: Record<string, string>;
   envelope: Envelope;
-  /** Headers every response to this request carries, error or not (e.g. x-request-id for alpha, §2.5). */
+  /** Headers every response to this request carries, error or not (e.g. x-request-id for alpha, spec §2.5). */
   headers: Record<string, string>;
 }
 

@@ -34,7 +34,7 @@ export async function openStore(config: Config): Promise<KvStore> {
 
 /**
  * The process is the single writer of its KV file: it keeps balances in memory and group-commits whole
- * key records, so a second writer would silently lose money (hardening issue, money item 2). An exclusive
+ * key records, so a second writer would silently lose money (README "One process per DATA_DIR"). An exclusive
  * advisory lock on a file beside the store refuses the second process at once; the OS drops the lock when
  * the holder dies, kill -9 included, so a crash never leaves a stale lock. Returns the release function.
  */

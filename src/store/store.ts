@@ -16,7 +16,7 @@ export interface UsagePage {
   next?: string;
 }
 
-/** An uploaded document of family alpha (§2.2). Times are Unix milliseconds. */
+/** An uploaded document of family alpha (spec §2.2). Times are Unix milliseconds. */
 export interface StoredFile {
   id: string;
   keyId: string;
@@ -31,7 +31,7 @@ export interface StoredFile {
   storedBytes: number;
 }
 
-/** One extracted piece of a document with its anchor (§2.3). */
+/** One extracted piece of a document with its anchor (spec §2.3). */
 export interface FileSection {
   text: string;
   anchor: string;

@@ -1,4 +1,4 @@
-/** Where each family's upstream lives (issue: one native protocol per family). */
+/** Where each family's upstream lives (README "Configuration": one native protocol per family). */
 import type { Family } from "../catalog/models.ts";
 import type { Config } from "../config/env.ts";
 import type { ProtocolName } from "../protocols/codec.ts";

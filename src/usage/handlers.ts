@@ -1,5 +1,5 @@
 /**
- * GET /v1/usage and GET /v1/usage/requests (§4.8): the calling key's own usage only. Order of
+ * GET /v1/usage and GET /v1/usage/requests (spec §4.8): the calling key's own usage only. Order of
  * checks: key → read rate (429 usage_rate_limit) → query (410 mode, 422 validation_error) → cursor
  * (400 invalid_cursor). Pending settlements are flushed first, so every settled request is listed.
  */

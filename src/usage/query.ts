@@ -1,5 +1,5 @@
 /**
- * Query parameters of the usage report (§4.8): `mode` → 410 product_modes_removed; anything else
+ * Query parameters of the usage report (spec §4.8): `mode` → 410 product_modes_removed; anything else
  * unknown, repeated or malformed → 422 validation_error with the parameter name in `param`.
  */
 import type { Family } from "../catalog/models.ts";

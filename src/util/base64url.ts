@@ -1,4 +1,4 @@
-/** base64url without padding (RFC 4648 §5), the one encoder of keys, ids and cursors. */
+/** base64url without padding (RFC 4648 spec §5), the one encoder of keys, ids and cursors. */
 
 export function toB64Url(bytes: Uint8Array): string {
   let bin = "";

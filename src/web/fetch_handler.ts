@@ -1,4 +1,4 @@
-/** POST /v1/alpha/fetch (§2.4, §4.4, §8.3): free of charge, 402 at zero credit, no model, no stream. */
+/** POST /v1/alpha/fetch (spec §2.4, §4.4, §8.3): free of charge, 402 at zero credit, no model, no stream. */
 import type { App } from "../app.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import { jsonResponse } from "../request/json.ts";

@@ -1,5 +1,5 @@
 /**
- * The page fetch of /v1/alpha/fetch (§2.4, §8.3) as a service with injected dependencies.
+ * The page fetch of /v1/alpha/fetch (spec §2.4, §8.3) as a service with injected dependencies.
  *
  * Production always passes PRODUCTION_FETCH (system DNS, public-address policy, ports 80/443,
  * system TLS roots). Tests inject a fake resolver, a policy and a port set to reach their own

@@ -1,5 +1,5 @@
 /**
- * Which IP addresses the page fetcher may connect to (§8.3 "names that resolve to a non-public address").
+ * Which IP addresses the page fetcher may connect to (spec §8.3 "names that resolve to a non-public address").
  *
  * Fail closed: an address string that does not parse strictly is not public. IPv6 is an allowlist
  * (only global unicast 2000::/3, minus the special ranges inside it), so every IPv4-mapped,
@@ -23,7 +23,7 @@ export function parseIPv4(s: string): Uint8Array | undefined {
   return out;
 }
 
-/** Strict IPv6 text (RFC 4291 §2.2, with an optional trailing dotted IPv4); no zone id, no brackets. */
+/** Strict IPv6 text (RFC 4291 spec §2.2, with an optional trailing dotted IPv4); no zone id, no brackets. */
 export function parseIPv6(s: string): Uint8Array | undefined {
   if (s.length === 0 || s.length > 45 || !/^[0-9a-fA-F:.]+$/.test(s)) return undefined;
   let text = s;

@@ -1,4 +1,4 @@
-/** POST /v1/alpha/search (§2.4, §4.4, §8.3): free of charge, 402 at zero credit, no model, no stream. */
+/** POST /v1/alpha/search (spec §2.4, §4.4, §8.3): free of charge, 402 at zero credit, no model, no stream. */
 import type { App } from "../app.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import { jsonResponse } from "../request/json.ts";
@@ -22,7 +22,7 @@ export interface SearchResult {
   site_name?: string;
 }
 
-/** Validates the query of §8.3; returns it as sent (not trimmed). */
+/** Validates the query of spec §8.3; returns it as sent (not trimmed). */
 export function checkQuery(query: string): string {
   if (query.trim() === "") throw invalid("query", "Запрос пуст.");
   // Characters are Unicode code points (an emoji is one character, not two UTF-16 units).
@@ -71,7 +71,7 @@ export function usableUrl(v: unknown): string | undefined {
   }
 }
 
-/** §2.4: url always; other fields only when present and within bounds; no usable url → dropped. */
+/** spec §2.4: url always; other fields only when present and within bounds; no usable url → dropped. */
 export function filterResults(raw: RawResult[]): SearchResult[] {
   const out: SearchResult[] = [];
   for (const r of raw) {

@@ -1,4 +1,4 @@
-/** Bodies of the two helpers (§4.4, §8.3): a JSON object with exactly one expected string field. */
+/** Bodies of the two helpers (spec §4.4, §8.3): a JSON object with exactly one expected string field. */
 import { GatewayError } from "../errors/gateway_error.ts";
 import { readJsonObject } from "../request/body.ts";
 

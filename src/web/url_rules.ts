@@ -1,5 +1,5 @@
 /**
- * The syntactic half of the fetch guard (§8.3): the URL string and the destination name, before any
+ * The syntactic half of the fetch guard (spec §8.3): the URL string and the destination name, before any
  * DNS. The resolution half is resolve_guard.ts. Both run for the first URL and again for every
  * redirect hop.
  *

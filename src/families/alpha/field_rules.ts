@@ -73,7 +73,7 @@ export const ALPHA_FIELD_RULES: readonly FieldRule[] = [
     detail: "Для моделей alpha messages — непустой массив.",
   },
   // Positive integers; the Chat codec then takes max_completion_tokens ?? max_tokens as the output
-  // part of the reserve (§8.1 p.2) and the engine checks it against the model's output limit.
+  // part of the reserve (spec §8.1 p.2) and the engine checks it against the model's output limit.
   positiveInt("max_tokens"),
   positiveInt("max_completion_tokens"),
   // Same code as the Chat codec (invalid_request) for a non-boolean stream.
@@ -177,7 +177,7 @@ export const ALPHA_FIELD_RULES: readonly FieldRule[] = [
   accepted("stop"),
   accepted("partial"),
   accepted("prompt_cache_key"),
-  // "Shape is checked, then forwarded" (§4.2): the shapes below are OpenAI's documented ones.
+  // "Shape is checked, then forwarded" (spec §4.2): the shapes below are OpenAI's documented ones.
   // seed: an integer (any sign), no range of our own.
   {
     field: "seed",

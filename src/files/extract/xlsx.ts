@@ -1,6 +1,6 @@
 /**
  * .xlsx: each sheet in workbook order, rows as CSV lines (shared strings resolved, empty columns kept
- * by position), split into parts of bounded size. Anchors `#sheet=<n>&part=<n>`. The limits of §8.2
+ * by position), split into parts of bounded size. Anchors `#sheet=<n>&part=<n>`. The limits of spec §8.2
  * (200 sheets, 20,000 rows per sheet, 200,000 cells, 32,768 characters per cell) are checked while
  * parsing. Numbers and dates are given as stored (dates as serial numbers).
  */

@@ -2,7 +2,7 @@
  * Upstream SSE → client SSE. Pull-based, so the client's reading pace is what pulls the upstream
  * (backpressure end to end: one upstream read is taken per client pull, nothing accumulates), and
  * everything one upstream read carried leaves in one client write.
- * Guarantees §6: the stream ends with the surface's terminal frames or with exactly one error
+ * Guarantees spec §6: the stream ends with the surface's terminal frames or with exactly one error
  * frame — never a silent close. Heartbeat comments keep quiet streams alive; an upstream silent
  * past the idle limit ends with `stream_timeout`. Timing runs on the shared ticker, not a timer per read.
  */
@@ -12,7 +12,7 @@ import type { IREvent } from "../ir/events.ts";
 import { emptyUsage, type IRUsage, mergeUsage } from "../ir/usage.ts";
 import type { Relay, SseFrame, StreamDecoder, StreamEncoder } from "../protocols/codec.ts";
 import { SSE_HEARTBEAT } from "../protocols/sse.ts";
-import { onTick } from "./ticker.ts";
+import { onTick } from "../util/ticker.ts";
 
 export type StreamMode =
   | { kind: "relay"; relay: Relay }
@@ -52,146 +52,205 @@ export interface StreamOptions {
 const encoder = new TextEncoder();
 const HEARTBEAT_BYTES = encoder.encode(SSE_HEARTBEAT);
 
-export function clientStream(opts: StreamOptions): ReadableStream<Uint8Array> {
-  const reader = opts.batches.getReader();
-  let controller!: ReadableStreamDefaultController<Uint8Array>;
-  let usage: IRUsage | undefined;
-  let delivered = 0;
-  let events = 0;
-  let finished = false;
-  let over = false;
+/** Client text for some upstream input, or the error that must end the stream after that text. */
+interface Step {
+  text: string;
+  error?: GatewayError;
+}
+
+/**
+ * One client stream. Stages: `#read` (one upstream batch per client pull) → `#translate` (relay or
+ * decode+encode, each event through `#observe`) → one client write; `#endOfUpstream` when the body ends;
+ * `#tick` for heartbeats and the idle limit; and the three ways out — `#close` (terminal frames),
+ * `#fail` (one error frame) and `#cancel` (client gone) — all through `#done`, which reports once.
+ */
+export class StreamPipeline {
+  /** What the client reads. */
+  readonly readable: ReadableStream<Uint8Array>;
+
+  readonly #opts: StreamOptions;
+  readonly #reader: ReadableStreamDefaultReader<SseFrame[]>;
+  #controller!: ReadableStreamDefaultController<Uint8Array>;
+  readonly #stopTicking: () => void;
+  #usage: IRUsage | undefined;
+  #delivered = 0;
+  #events = 0;
+  #finished = false;
+  #over = false;
   /** When the outstanding upstream read started; undefined while none is (the client is not pulling). */
-  let readingSince: number | undefined;
-  let lastSent = Date.now();
+  #readingSince: number | undefined;
+  #lastSent = Date.now();
 
-  const end = (outcome: Omit<StreamOutcome, "usage" | "deliveredChars" | "events" | "finished">) => {
-    over = true;
-    stopTicking();
-    reader.cancel().catch(() => {});
-    opts.onDone({ usage, deliveredChars: delivered, events, finished, ...outcome });
-  };
+  constructor(opts: StreamOptions) {
+    this.#opts = opts;
+    this.#reader = opts.batches.getReader();
+    opts.onOpen?.(() => this.#outcome({ cancelled: true }));
+    this.#stopTicking = onTick(Math.min(opts.heartbeatMs, opts.idleTimeoutMs) / 4, (now) => this.#tick(now));
+    this.readable = new ReadableStream<Uint8Array>({
+      start: (c) => {
+        this.#controller = c;
+      },
+      pull: () => this.#pull(),
+      cancel: () => this.#cancel(),
+    }, { highWaterMark: 0 });
+  }
 
-  opts.onOpen?.(() => ({ usage, deliveredChars: delivered, events, finished, cancelled: true }));
-
-  const send = (text: string) => {
-    if (text) {
-      controller.enqueue(encoder.encode(text));
-      lastSent = Date.now();
+  /** One client pull: upstream reads until something is written or the stream is over. */
+  async #pull(): Promise<void> {
+    try {
+      for (;;) {
+        const res = await this.#read();
+        if (this.#over) return;
+        const { text, error } = res.done ? this.#endOfUpstream() : this.#translate(res.value);
+        if (error) return this.#fail(text, error);
+        // The terminal frames are out: close, whatever the upstream still sends.
+        if (res.done || this.#finished) return this.#close(text);
+        if (text) return this.#send(text);
+      }
+    } catch (err) {
+      // Upstream cut, malformed frame or a codec bug: one error frame, never a silent close.
+      if (!(err instanceof GatewayError)) console.error(`stream ${this.#opts.requestId} failed: ${err}`);
+      this.#fail("", err instanceof GatewayError ? err : new GatewayError("stream_service_error"));
     }
-  };
+  }
 
-  const fail = (prefix: string, err: GatewayError) => {
-    if (over) return;
-    const obj = errorObject(err, opts.requestId);
-    send(prefix + (opts.mode.kind === "relay" ? opts.mode.relay.error(obj) : opts.mode.encoder.error(obj)));
-    controller.close();
-    opts.abortUpstream();
-    end({ error: err, cancelled: false });
-  };
-
-  const stopTicking = onTick(Math.min(opts.heartbeatMs, opts.idleTimeoutMs) / 4, (now) => {
-    if (over) return;
-    // Idle counts only while we wait on the upstream: a client that stops reading is backpressure, not silence.
-    if (readingSince !== undefined && now - readingSince >= opts.idleTimeoutMs) {
-      fail("", new GatewayError("stream_timeout"));
-    } else if (now - lastSent >= opts.heartbeatMs) {
-      controller.enqueue(HEARTBEAT_BYTES);
-      lastSent = now;
+  /** One upstream read; idle time is counted only while it is outstanding. */
+  async #read(): Promise<ReadableStreamReadResult<SseFrame[]>> {
+    this.#readingSince = Date.now();
+    try {
+      return await this.#reader.read();
+    } finally {
+      this.#readingSince = undefined;
     }
-  });
-
-  /** Follows the events; returns an error that must end the stream, if any. */
-  const observe = (ev: IREvent): GatewayError | undefined => {
-    events++;
-    switch (ev.type) {
-      case "usage":
-        usage = mergeUsage(usage ?? emptyUsage(), ev.usage);
-        break;
-      case "text_delta":
-      case "reasoning_delta":
-        delivered += ev.text.length;
-        break;
-      case "tool_call_delta":
-        delivered += ev.arguments.length;
-        break;
-      case "finish":
-        finished = true;
-        break;
-      case "error":
-        return opts.upstreamError(ev);
-    }
-    return opts.inspect(ev);
-  };
+  }
 
   /** Client text for a batch of upstream frames, or the error that ends the stream. */
-  const translate = (batch: SseFrame[]): { text: string; error?: GatewayError } => {
-    const mode = opts.mode;
+  #translate(batch: SseFrame[]): Step {
+    const mode = this.#opts.mode;
     let text = "";
     for (const frame of batch) {
       if (mode.kind === "relay") {
         const out = mode.relay.push(frame);
         for (const ev of mode.relay.events()) {
-          const error = observe(ev);
+          const error = this.#observe(ev);
           if (error) return { text, error };
         }
         text += out;
       } else {
         for (const ev of mode.decoder.push(frame)) {
-          const error = observe(ev);
+          const error = this.#observe(ev);
           if (error) return { text, error };
           text += mode.encoder.push(ev);
         }
       }
-      if (finished) break; // nothing may follow the terminal frames
+      if (this.#finished) break; // nothing may follow the terminal frames
     }
     return { text };
-  };
+  }
 
-  const finishText = (): { text: string; error?: GatewayError } => {
+  /** The upstream body ended: what is still pending, and an error unless the answer was finished. */
+  #endOfUpstream(): Step {
+    const mode = this.#opts.mode;
     let text = "";
-    const events = opts.mode.kind === "relay"
-      ? ((text = opts.mode.relay.end()), opts.mode.relay.events())
-      : opts.mode.decoder.end();
+    const events = mode.kind === "relay"
+      ? ((text = mode.relay.end()), mode.relay.events())
+      : mode.decoder.end();
     for (const ev of events) {
-      const error = observe(ev);
+      const error = this.#observe(ev);
       if (error) return { text: "", error };
-      if (opts.mode.kind === "translate") text += opts.mode.encoder.push(ev);
+      if (mode.kind === "translate") text += mode.encoder.push(ev);
     }
-    return finished ? { text } : { text, error: new GatewayError("stream_service_error") };
-  };
+    return this.#finished ? { text } : { text, error: new GatewayError("stream_service_error") };
+  }
 
-  return new ReadableStream<Uint8Array>({
-    start(c) {
-      controller = c;
-    },
-    async pull() {
-      try {
-        for (;;) {
-          readingSince = Date.now();
-          const res = await reader.read();
-          readingSince = undefined;
-          if (over) return;
-          const { text, error } = res.done ? finishText() : translate(res.value);
-          if (error) return fail(text, error);
-          if (res.done || finished) {
-            // The terminal frames are out: close, whatever the upstream still sends.
-            send(text);
-            controller.close();
-            end({ cancelled: false });
-            return;
-          }
-          if (text) return send(text);
-        }
-      } catch (err) {
-        // Upstream cut, malformed frame or a codec bug: one error frame, never a silent close.
-        if (!(err instanceof GatewayError)) console.error(`stream ${opts.requestId} failed: ${err}`);
-        fail("", err instanceof GatewayError ? err : new GatewayError("stream_service_error"));
-      }
-    },
-    cancel() {
-      if (over) return;
-      opts.abortUpstream();
-      end({ cancelled: true });
-    },
-  }, { highWaterMark: 0 });
+  /** Follows one event (usage, delivered characters, finish); returns an error that must end the stream. */
+  #observe(ev: IREvent): GatewayError | undefined {
+    this.#events++;
+    switch (ev.type) {
+      case "usage":
+        this.#usage = mergeUsage(this.#usage ?? emptyUsage(), ev.usage);
+        break;
+      case "text_delta":
+      case "reasoning_delta":
+        this.#delivered += ev.text.length;
+        break;
+      case "tool_call_delta":
+        this.#delivered += ev.arguments.length;
+        break;
+      case "finish":
+        this.#finished = true;
+        break;
+      case "error":
+        return this.#opts.upstreamError(ev);
+    }
+    return this.#opts.inspect(ev);
+  }
+
+  /** The shared ticker: the idle limit while an upstream read is outstanding, else a heartbeat when quiet. */
+  #tick(now: number): void {
+    if (this.#over) return;
+    // Idle counts only while we wait on the upstream: a client that stops reading is backpressure, not silence.
+    if (this.#readingSince !== undefined && now - this.#readingSince >= this.#opts.idleTimeoutMs) {
+      this.#fail("", new GatewayError("stream_timeout"));
+    } else if (now - this.#lastSent >= this.#opts.heartbeatMs) {
+      this.#controller.enqueue(HEARTBEAT_BYTES);
+      this.#lastSent = now;
+    }
+  }
+
+  #send(text: string): void {
+    if (text) {
+      this.#controller.enqueue(encoder.encode(text));
+      this.#lastSent = Date.now();
+    }
+  }
+
+  /** Normal end: the last text (with the terminal frames) and close. */
+  #close(text: string): void {
+    this.#send(text);
+    this.#controller.close();
+    this.#done({ cancelled: false });
+  }
+
+  /** Failure after the 200: `prefix` (text produced before it), exactly one error frame, close. */
+  #fail(prefix: string, err: GatewayError): void {
+    if (this.#over) return;
+    const mode = this.#opts.mode;
+    const obj = errorObject(err, this.#opts.requestId);
+    this.#send(prefix + (mode.kind === "relay" ? mode.relay.error(obj) : mode.encoder.error(obj)));
+    this.#controller.close();
+    this.#opts.abortUpstream();
+    this.#done({ error: err, cancelled: false });
+  }
+
+  /** The client went away. */
+  #cancel(): void {
+    if (this.#over) return;
+    this.#opts.abortUpstream();
+    this.#done({ cancelled: true });
+  }
+
+  #done(end: StreamEnd): void {
+    this.#over = true;
+    this.#stopTicking();
+    this.#reader.cancel().catch(() => {});
+    this.#opts.onDone(this.#outcome(end));
+  }
+
+  #outcome(end: StreamEnd): StreamOutcome {
+    return {
+      usage: this.#usage,
+      deliveredChars: this.#delivered,
+      events: this.#events,
+      finished: this.#finished,
+      ...end,
+    };
+  }
+}
+
+type StreamEnd = Omit<StreamOutcome, "usage" | "deliveredChars" | "events" | "finished">;
+
+/** The client stream for one upstream body (see StreamPipeline). */
+export function clientStream(opts: StreamOptions): ReadableStream<Uint8Array> {
+  return new StreamPipeline(opts).readable;
 }

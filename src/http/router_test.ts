@@ -2,12 +2,12 @@ import assert from "node:assert/strict";
 import { Router } from "./router.ts";
 
 const router = new Router([
-  { method: "POST", path: "/v1/messages", envelope: "anthropic", handler: "messages" },
-  { method: "GET", path: "/v1/files", envelope: "detail", handler: "list" },
-  { method: "POST", path: "/v1/files", envelope: "detail", handler: "upload" },
-  { method: "GET", path: "/v1/files/:id", envelope: "detail", handler: "get" },
-  { method: "DELETE", path: "/v1/files/:id", envelope: "detail", handler: "delete" },
-  { method: "GET", path: "/v1/files/:id/content", envelope: "detail", handler: "content" },
+  { method: "POST", path: "/v1/messages", envelope: "anthropic", auth: "key", handler: "messages" },
+  { method: "GET", path: "/v1/files", envelope: "detail", auth: "key", handler: "list" },
+  { method: "POST", path: "/v1/files", envelope: "detail", auth: "key", handler: "upload" },
+  { method: "GET", path: "/v1/files/:id", envelope: "detail", auth: "key", handler: "get" },
+  { method: "DELETE", path: "/v1/files/:id", envelope: "detail", auth: "key", handler: "delete" },
+  { method: "GET", path: "/v1/files/:id/content", envelope: "detail", auth: "key", handler: "content" },
 ]);
 
 Deno.test("Router matches exact paths and captures segments", () => {

@@ -1,5 +1,5 @@
 /** The upstream HTTP call: protocol headers, account key, abort wiring and a headers timeout. */
-import { deadline } from "../engine/ticker.ts";
+import { deadline } from "../util/ticker.ts";
 import type { ProtocolName } from "../protocols/codec.ts";
 
 export interface UpstreamCall {

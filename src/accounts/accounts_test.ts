@@ -1,0 +1,133 @@
+import assert from "node:assert/strict";
+import { KvStore } from "../store/kv_store.ts";
+import type { KeyRecord, UsageRow } from "../store/types.ts";
+import { type Account, Accounts } from "./accounts.ts";
+
+function keyRec(id: string, balance: bigint): KeyRecord {
+  return {
+    id,
+    hash: `hash_${id}`,
+    hint: "gd-abc",
+    name: null,
+    createdAt: 1,
+    revoked: false,
+    expiresAt: null,
+    suspendedUntil: null,
+    thetaPaused: false,
+    membership: null,
+    balance,
+    credited: balance,
+    spent: 0n,
+    caps: { hourlySpend: null, dailySpend: null, hourlyReserve: null, dailyReserve: null },
+  };
+}
+
+function row(requestId: string, keyId: string, charged: bigint, over: Partial<UsageRow> = {}): UsageRow {
+  return {
+    requestId,
+    keyId,
+    family: "alpha",
+    model: "k3",
+    endpoint: "/v1/messages",
+    stream: true,
+    status: "cancelled",
+    createdAt: Date.now(),
+    inputTokens: 100,
+    cachedInputTokens: 0,
+    outputTokens: 20,
+    webSearchRequests: 0,
+    reserved: 500n,
+    charged,
+    writtenOff: 0n,
+    usageSource: "estimated",
+    rates: { input: 1n, cacheRead: 1n, output: 2n, search: 0n },
+    ...over,
+  };
+}
+
+/** The ledger identity as the API shows it (balance = available, the settled balance minus open holds). */
+function assertIdentity(accounts: Accounts, acc: Account): void {
+  assert.equal(acc.rec.credited, accounts.available(acc) + acc.held + acc.rec.spent);
+  assert.ok(acc.rec.balance >= 0n);
+}
+
+Deno.test("Accounts.load settles leftover checkpoints once, never above the balance", async () => {
+  const store = await KvStore.open(":memory:");
+  await store.createKey(keyRec("key_a", 100n));
+  await store.createKey(keyRec("key_b", 1_000n));
+  await store.commit({
+    keys: [],
+    usage: [],
+    open: [
+      row("req_over", "key_a", 150n, { writtenOff: 5n }),
+      row("req_b", "key_b", 300n),
+      row("req_gone", "key_unknown", 50n),
+    ],
+  });
+
+  const first = await Accounts.load(store);
+  const a = first.get("key_a")!;
+  const b = first.get("key_b")!;
+  assert.deepEqual([a.rec.balance, a.rec.spent], [0n, 100n], "charged at most the balance");
+  assert.deepEqual([b.rec.balance, b.rec.spent], [700n, 300n]);
+  assertIdentity(first, a);
+  assertIdentity(first, b);
+  assert.deepEqual(await store.listOpen(), [], "every checkpoint deleted, the unknown key's too");
+  const rowA = (await store.listUsage("key_a", { limit: 10 })).rows;
+  assert.equal(rowA.length, 1);
+  assert.equal(rowA[0]!.charged, 100n);
+  assert.equal(rowA[0]!.writtenOff, 55n, "what the balance could not cover is written off");
+  assert.equal(rowA[0]!.status, "cancelled");
+  assert.equal(rowA[0]!.usageSource, "estimated");
+  assert.equal((await store.getKey("key_a"))!.balance, 0n, "the charge is durable at once");
+  await first.close();
+
+  const second = await Accounts.load(store);
+  assert.equal(second.get("key_a")!.rec.spent, 100n);
+  assert.equal(second.get("key_b")!.rec.balance, 700n, "a second start charges nothing more");
+  assert.equal((await store.listUsage("key_b", { limit: 10 })).rows.length, 1);
+  await second.close();
+  store.close();
+});
+
+Deno.test("Accounts.tryHold refuses a hold beyond the available credit", async () => {
+  const store = await KvStore.open(":memory:");
+  const accounts = await Accounts.load(store);
+  const { account } = await accounts.create({ balance: 100n });
+  const now = Date.now();
+  assert.equal(accounts.tryHold(account, 60n, now), true);
+  assert.equal(accounts.tryHold(account, 41n, now), false);
+  assert.equal(account.held, 60n, "a refused hold changes nothing");
+  assert.equal(accounts.tryHold(account, 40n, now), true);
+  assert.equal(accounts.available(account), 0n);
+  assert.equal(accounts.tryHold(account, 1n, now), false);
+  const w = accounts.windows(account, now);
+  assert.deepEqual([w.hourReserved, w.dayReserved, w.open], [100n, 100n, 100n]);
+  assertIdentity(accounts, account);
+  await accounts.close();
+  store.close();
+});
+
+Deno.test("Accounts.settle moves the hold to spent and keeps credited = balance + held + spent", async () => {
+  const store = await KvStore.open(":memory:");
+  const accounts = await Accounts.load(store);
+  const { account } = await accounts.create({ balance: 1_000n });
+  const now = Date.now();
+  accounts.tryHold(account, 300n, now);
+  accounts.tryHold(account, 200n, now);
+  assertIdentity(accounts, account);
+  accounts.settle(account, 300n, 120n, row("req_1", account.rec.id, 120n, { createdAt: now, status: "ok" }));
+  assert.equal(account.held, 200n);
+  assert.equal(account.rec.balance, 880n);
+  assert.equal(account.rec.spent, 120n);
+  assert.equal(accounts.available(account), 680n);
+  assertIdentity(accounts, account);
+  const w = accounts.windows(account, now);
+  assert.deepEqual([w.open, w.hourSpent, w.daySpent, w.hourReserved], [200n, 120n, 120n, 500n]);
+
+  await accounts.committer.flush();
+  assert.equal((await store.getKey(account.rec.id))!.balance, 880n);
+  assert.deepEqual((await store.listUsage(account.rec.id, { limit: 5 })).rows.map((r) => r.charged), [120n]);
+  await accounts.close();
+  store.close();
+});

@@ -1,0 +1,430 @@
+import assert from "node:assert/strict";
+import type { ErrorObject } from "../errors/error_object.ts";
+import { GatewayError } from "../errors/gateway_error.ts";
+import type { IREvent } from "../ir/events.ts";
+import { emptyUsage } from "../ir/usage.ts";
+import { baseRequest, testContext } from "../protocols/anthropic/test_util.ts";
+import type { Relay, SseFrame, StreamDecoder, StreamEncoder } from "../protocols/codec.ts";
+import { PROTOCOLS } from "../protocols/registry.ts";
+import { replaySse } from "../protocols/sse_parse.ts";
+import { SSE_HEARTBEAT } from "../protocols/sse.ts";
+import { clientStream, type StreamMode, type StreamOptions, type StreamOutcome } from "./stream_pipeline.ts";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A frame whose data is one internal event (the fake decoder's wire format). */
+const ev = (e: IREvent): SseFrame => ({ data: JSON.stringify(e) });
+const start = ev({ type: "start", id: "msg_1", model: "m" });
+const text = (t: string) => ev({ type: "text_delta", text: t });
+const finish = ev({ type: "finish", reason: "stop" });
+const usage = (input: number, output: number) =>
+  ev({ type: "usage", usage: { inputTokens: input, outputTokens: output } });
+const comment: SseFrame = { data: "" };
+
+/** Decodes our one-event frames ("" decodes to nothing); `pending` is what `end()` still yields. */
+function fakeDecoder(pending: IREvent[] = []): StreamDecoder {
+  return {
+    push: (f) => (f.data === "" ? [] : [JSON.parse(f.data) as IREvent]),
+    end: () => pending,
+  };
+}
+
+const fakeEncoder: StreamEncoder = {
+  push: (e) => (e.type === "text_delta" ? `text:${e.text}\n` : `${e.type}\n`),
+  error: (o: ErrorObject) => `error:${o.code}:${o.request_id}\n`,
+};
+
+const translate = (pending: IREvent[] = []): StreamMode => ({
+  kind: "translate",
+  decoder: fakeDecoder(pending),
+  encoder: fakeEncoder,
+});
+
+/** Relays frames as `relay:<data>`; taps the same one-event frames. */
+function fakeRelay(endText = ""): Relay {
+  let tapped: IREvent[] = [];
+  return {
+    push(f) {
+      if (f.data !== "") tapped.push(JSON.parse(f.data) as IREvent);
+      return `relay:${f.data}\n`;
+    },
+    events() {
+      const out = tapped;
+      tapped = [];
+      return out;
+    },
+    end: () => endText,
+    error: (o) => `relay-error:${o.code}\n`,
+  };
+}
+
+/**
+ * An upstream of batches taken one per pull (highWaterMark 0, like sseFrameBatches). A batch may be a
+ * number of ms to wait first, an Error to fail the read with, or "hang" for a read that never answers.
+ */
+function upstream(script: (SseFrame[] | number | Error | "hang")[]) {
+  const state = { pulls: 0, cancelled: false };
+  let wake: (() => void) | undefined;
+  const batches = new ReadableStream<SseFrame[]>({
+    async pull(c) {
+      state.pulls++;
+      for (;;) {
+        const step = script.shift();
+        if (step === undefined) return c.close();
+        if (typeof step === "number") await sleep(step);
+        else if (step === "hang") await new Promise<void>((r) => (wake = r));
+        else if (step instanceof Error) throw step;
+        else return c.enqueue(step);
+      }
+    },
+    cancel() {
+      state.cancelled = true;
+      wake?.();
+    },
+  }, { highWaterMark: 0 });
+  return { batches, state };
+}
+
+interface Harness {
+  client: ReadableStreamDefaultReader<Uint8Array>;
+  outcomes: StreamOutcome[];
+  aborts: () => number;
+  cutNow: () => StreamOutcome;
+  /** Reads one client chunk as text (undefined at the end). */
+  next(): Promise<string | undefined>;
+  /** Reads every remaining chunk. */
+  rest(): Promise<string[]>;
+}
+
+function pipeline(
+  batches: ReadableStream<SseFrame[]>,
+  over: Partial<StreamOptions> = {},
+): Harness {
+  const outcomes: StreamOutcome[] = [];
+  let aborts = 0;
+  let cutNow: (() => StreamOutcome) | undefined;
+  const stream = clientStream({
+    batches,
+    mode: translate(),
+    requestId: "req_t",
+    heartbeatMs: 60_000,
+    idleTimeoutMs: 60_000,
+    upstreamError: () => new GatewayError("upstream_unavailable"),
+    inspect: () => undefined,
+    abortUpstream: () => aborts++,
+    onDone: (o) => outcomes.push(o),
+    onOpen: (c) => (cutNow = c),
+    ...over,
+  });
+  const client = stream.getReader();
+  const dec = new TextDecoder();
+  const next = async () => {
+    const r = await client.read();
+    return r.done ? undefined : dec.decode(r.value);
+  };
+  return {
+    client,
+    outcomes,
+    aborts: () => aborts,
+    cutNow: () => cutNow!(),
+    next,
+    async rest() {
+      const out: string[] = [];
+      for (let c = await next(); c !== undefined; c = await next()) out.push(c);
+      return out;
+    },
+  };
+}
+
+Deno.test("StreamPipeline writes one client chunk per upstream batch and reports a normal end once", async () => {
+  const up = upstream([[start, text("Hi")], [comment], [text(" there")], [usage(7, 3), finish]]);
+  const p = pipeline(up.batches);
+  assert.equal(await p.next(), "start\ntext:Hi\n");
+  // A batch that encodes to nothing is not a write: the same pull reads on.
+  assert.deepEqual(await p.rest(), ["text: there\n", "usage\nfinish\n"]);
+  assert.deepEqual(p.outcomes, [{
+    usage: { ...emptyUsage(), inputTokens: 7, outputTokens: 3 },
+    deliveredChars: 8,
+    events: 5,
+    finished: true,
+    cancelled: false,
+  }]);
+  assert.equal(p.aborts(), 0);
+});
+
+Deno.test("StreamPipeline reads the upstream only when the client pulls", async () => {
+  const up = upstream([[start], [text("a")], [text("b")], [finish]]);
+  const p = pipeline(up.batches);
+  await sleep(20);
+  assert.equal(up.state.pulls, 0, "nothing is read before the client asks");
+  assert.equal(await p.next(), "start\n");
+  await sleep(20);
+  assert.equal(up.state.pulls, 1, "one upstream read per client pull, nothing read ahead");
+  assert.equal(await p.next(), "text:a\n");
+  await sleep(20);
+  assert.equal(up.state.pulls, 2);
+  await p.rest();
+});
+
+Deno.test("StreamPipeline ends an upstream cut with one error frame and reports it once", async () => {
+  const up = upstream([[start, text("par")], new Error("connection reset")]);
+  const logged: string[] = [];
+  const orig = console.error;
+  console.error = (m: string) => logged.push(m);
+  try {
+    const p = pipeline(up.batches);
+    assert.deepEqual(await p.rest(), ["start\ntext:par\n", "error:stream_service_error:req_t\n"]);
+    assert.equal(p.outcomes.length, 1);
+    assert.equal(p.outcomes[0]!.error?.code, "stream_service_error");
+    assert.equal(p.outcomes[0]!.finished, false);
+    assert.equal(p.outcomes[0]!.cancelled, false);
+    assert.equal(p.outcomes[0]!.deliveredChars, 3);
+    assert.equal(p.aborts(), 1);
+  } finally {
+    console.error = orig;
+  }
+  assert.deepEqual(logged, ["stream req_t failed: Error: connection reset"]);
+});
+
+Deno.test("StreamPipeline sends the GatewayError a decoder throws as the error frame", async () => {
+  const up = upstream([[start], [comment]]);
+  const decoder: StreamDecoder = {
+    push: (f) => {
+      if (f.data === "") throw new GatewayError("upstream_invalid_response");
+      return [JSON.parse(f.data)];
+    },
+    end: () => [],
+  };
+  const p = pipeline(up.batches, { mode: { kind: "translate", decoder, encoder: fakeEncoder } });
+  assert.deepEqual(await p.rest(), ["start\n", "error:upstream_invalid_response:req_t\n"]);
+  assert.equal(p.outcomes.length, 1);
+  assert.equal(p.outcomes[0]!.error?.code, "upstream_invalid_response");
+});
+
+Deno.test("StreamPipeline ends an upstream body that stops before the finish with an error frame", async () => {
+  const up = upstream([[start, text("ab")]]);
+  const p = pipeline(up.batches);
+  assert.deepEqual(await p.rest(), ["start\ntext:ab\n", "error:stream_service_error:req_t\n"]);
+  assert.equal(p.outcomes[0]!.error?.code, "stream_service_error");
+  assert.equal(p.outcomes[0]!.events, 2);
+});
+
+Deno.test("StreamPipeline sends what the decoder still held at the end, then closes", async () => {
+  const up = upstream([[start, text("ab")]]);
+  const p = pipeline(up.batches, { mode: translate([{ type: "finish", reason: "length" }]) });
+  assert.deepEqual(await p.rest(), ["start\ntext:ab\n", "finish\n"]);
+  assert.equal(p.outcomes.length, 1);
+  assert.equal(p.outcomes[0]!.finished, true);
+  assert.equal(p.outcomes[0]!.error, undefined);
+});
+
+Deno.test("StreamPipeline times out an upstream silent past the idle limit while a read is outstanding", async () => {
+  const up = upstream([[start], "hang"]);
+  const p = pipeline(up.batches, { idleTimeoutMs: 60 });
+  assert.equal(await p.next(), "start\n");
+  const t0 = Date.now();
+  // The shared ticker's timer is unref'd (the server keeps a real process alive); here a test timer does.
+  const alive = setInterval(() => {}, 10);
+  let chunks: string[];
+  try {
+    chunks = await p.rest();
+  } finally {
+    clearInterval(alive);
+  }
+  const waited = Date.now() - t0;
+  assert.deepEqual(chunks, ["error:stream_timeout:req_t\n"]);
+  assert.ok(waited >= 55 && waited < 1_000, `timed out after ${waited} ms`);
+  assert.equal(p.outcomes.length, 1);
+  assert.equal(p.outcomes[0]!.error?.code, "stream_timeout");
+  assert.equal(p.aborts(), 1);
+  assert.equal(up.state.cancelled, true, "the upstream read is cancelled");
+});
+
+Deno.test("StreamPipeline does not time out a client that stops pulling longer than the idle limit", async () => {
+  const up = upstream([[start], [text("late")], [finish]]);
+  const p = pipeline(up.batches, { idleTimeoutMs: 40 });
+  assert.equal(await p.next(), "start\n");
+  await sleep(200); // five idle limits without a client pull: backpressure, not upstream silence
+  assert.equal(p.outcomes.length, 0);
+  assert.deepEqual(await p.rest(), ["text:late\n", "finish\n"]);
+  assert.equal(p.outcomes.length, 1);
+  assert.equal(p.outcomes[0]!.error, undefined);
+  assert.equal(p.outcomes[0]!.finished, true);
+});
+
+Deno.test("StreamPipeline sends heartbeats while the upstream is quiet, then goes on", async () => {
+  const up = upstream([[start], 250, [text("x"), finish]]);
+  const p = pipeline(up.batches, { heartbeatMs: 60 });
+  const chunks = await p.rest();
+  const beats = chunks.filter((c) => c === SSE_HEARTBEAT).length;
+  assert.ok(beats >= 2 && beats <= 5, `${beats} heartbeats in 250 ms at 60 ms`);
+  assert.deepEqual(chunks.filter((c) => c !== SSE_HEARTBEAT), ["start\n", "text:x\nfinish\n"]);
+  assert.equal(chunks[0], "start\n");
+  assert.equal(p.outcomes.length, 1);
+  assert.equal(p.outcomes[0]!.error, undefined);
+});
+
+Deno.test("StreamPipeline on client cancel aborts the upstream and reports cancelled once", async () => {
+  const up = upstream([[start, text("abc")], [text("never read")], [finish]]);
+  const p = pipeline(up.batches);
+  assert.equal(await p.next(), "start\ntext:abc\n");
+  await p.client.cancel();
+  await p.client.cancel();
+  assert.deepEqual(p.outcomes, [{
+    usage: undefined,
+    deliveredChars: 3,
+    events: 2,
+    finished: false,
+    cancelled: true,
+  }]);
+  assert.equal(p.aborts(), 1);
+  assert.equal(up.state.cancelled, true);
+  assert.equal(up.state.pulls, 1);
+});
+
+Deno.test("StreamPipeline on cancel during an outstanding upstream read reports once and writes nothing more", async () => {
+  const up = upstream([[start], "hang", [text("after")]]);
+  const p = pipeline(up.batches, { idleTimeoutMs: 60 });
+  assert.equal(await p.next(), "start\n");
+  const pending = p.next();
+  await sleep(10);
+  await p.client.cancel();
+  assert.equal(await pending, undefined);
+  await sleep(150); // past the idle limit: no timeout after a cancel
+  assert.equal(p.outcomes.length, 1);
+  assert.equal(p.outcomes[0]!.cancelled, true);
+  assert.equal(p.outcomes[0]!.error, undefined);
+  assert.equal(p.aborts(), 1);
+});
+
+Deno.test("StreamPipeline ends the stream with the error inspect returns, after the text before it", async () => {
+  const up = upstream([[start, text("ok"), text("bad"), text("more")], [finish]]);
+  const p = pipeline(up.batches, {
+    inspect: (e) =>
+      e.type === "text_delta" && e.text === "bad" ? new GatewayError("cyber_refusal") : undefined,
+  });
+  assert.deepEqual(await p.rest(), ["start\ntext:ok\nerror:cyber_refusal:req_t\n"]);
+  assert.equal(p.outcomes.length, 1);
+  assert.equal(p.outcomes[0]!.error?.code, "cyber_refusal");
+  assert.equal(p.outcomes[0]!.deliveredChars, 5, "the inspected event was counted, the next never seen");
+  assert.equal(p.aborts(), 1);
+});
+
+Deno.test("StreamPipeline maps an in-band upstream error event with upstreamError", async () => {
+  const up = upstream([[start, ev({ type: "error", message: "overloaded" }), text("x")]]);
+  const seen: string[] = [];
+  const p = pipeline(up.batches, {
+    upstreamError: (e) => (seen.push(e.message), new GatewayError("upstream_unavailable")),
+  });
+  assert.deepEqual(await p.rest(), ["start\nerror:upstream_unavailable:req_t\n"]);
+  assert.deepEqual(seen, ["overloaded"]);
+  assert.equal(p.outcomes[0]!.error?.code, "upstream_unavailable");
+});
+
+Deno.test("StreamPipeline reports events=0 when nothing was decoded", async () => {
+  const up = upstream([[comment], [comment]]);
+  const p = pipeline(up.batches);
+  assert.deepEqual(await p.rest(), ["error:stream_service_error:req_t\n"]);
+  assert.deepEqual(p.outcomes.length, 1);
+  assert.equal(p.outcomes[0]!.events, 0);
+  assert.equal(p.outcomes[0]!.usage, undefined);
+  assert.equal(p.outcomes[0]!.deliveredChars, 0);
+});
+
+Deno.test("StreamPipeline closes after the finished frames even if the upstream sends more", async () => {
+  const up = upstream([[start, finish, text("late")], [text("later")]]);
+  const p = pipeline(up.batches);
+  assert.deepEqual(await p.rest(), ["start\nfinish\n"]);
+  assert.equal(p.outcomes.length, 1);
+  assert.equal(p.outcomes[0]!.events, 2, "nothing after the finish is observed");
+  assert.equal(p.outcomes[0]!.deliveredChars, 0);
+  assert.equal(up.state.pulls, 1);
+  assert.equal(up.state.cancelled, true);
+  assert.equal(p.aborts(), 0);
+});
+
+Deno.test("StreamPipeline hands onOpen a cut-now view of the outcome so far", async () => {
+  const up = upstream([[start, text("abcd"), usage(5, 1)], [finish]]);
+  const p = pipeline(up.batches);
+  assert.deepEqual(p.cutNow(), {
+    usage: undefined,
+    deliveredChars: 0,
+    events: 0,
+    finished: false,
+    cancelled: true,
+  });
+  await p.next();
+  assert.deepEqual(p.cutNow(), {
+    usage: { ...emptyUsage(), inputTokens: 5, outputTokens: 1 },
+    deliveredChars: 4,
+    events: 3,
+    finished: false,
+    cancelled: true,
+  });
+  await p.rest();
+  assert.equal(p.outcomes[0]!.cancelled, false);
+});
+
+Deno.test("StreamPipeline in relay mode writes relayed text, the relay's end text and its error frame", async () => {
+  const ok = upstream([[start, text("hi")], [finish]]);
+  const p = pipeline(ok.batches, { mode: { kind: "relay", relay: fakeRelay("tail\n") } });
+  assert.deepEqual(await p.rest(), [
+    `relay:${start.data}\nrelay:${text("hi").data}\n`,
+    `relay:${finish.data}\n`,
+  ]);
+  assert.equal(p.outcomes[0]!.deliveredChars, 2);
+  assert.equal(p.outcomes[0]!.finished, true);
+
+  // The body ends without a finish: the relay's end text, then its error frame, in one write.
+  const cut = upstream([[start]]);
+  const q = pipeline(cut.batches, { mode: { kind: "relay", relay: fakeRelay("tail\n") } });
+  assert.deepEqual(await q.rest(), [`relay:${start.data}\n`, "tail\nrelay-error:stream_service_error\n"]);
+  assert.equal(q.outcomes[0]!.error?.code, "stream_service_error");
+});
+
+Deno.test("StreamPipeline translates a recorded Chat stream to Messages with the real codecs", async () => {
+  const text = await Deno.readTextFile(
+    new URL("../protocols/openai_chat/__fixtures__/text_include_usage.sse", import.meta.url),
+  );
+  const frames = await replaySse(text);
+  const up = upstream(frames.map((f) => [f]));
+  const p = pipeline(up.batches, {
+    mode: {
+      kind: "translate",
+      decoder: PROTOCOLS.openai_chat.createStreamDecoder(),
+      encoder: PROTOCOLS.anthropic.createStreamEncoder(testContext(baseRequest())),
+    },
+  });
+  const out = (await p.rest()).join("");
+  const events = (await replaySse(out)).map((f) => f.event);
+  assert.equal(events[0], "message_start");
+  assert.equal(events.at(-1), "message_stop");
+  assert.equal(events.filter((e) => e === "error").length, 0);
+  assert.equal(p.outcomes.length, 1);
+  assert.equal(p.outcomes[0]!.finished, true);
+  assert.equal(p.outcomes[0]!.usage?.inputTokens, 16);
+  assert.equal(p.outcomes[0]!.usage?.outputTokens, 300);
+  assert.equal(p.outcomes[0]!.deliveredChars, "Holiday".length);
+});
+
+Deno.test("StreamPipeline ends a recorded mid-stream Chat error with exactly one Messages error frame", async () => {
+  const text = await Deno.readTextFile(
+    new URL("../protocols/openai_chat/__fixtures__/mid_stream_error.sse", import.meta.url),
+  );
+  const up = upstream([await replaySse(text)]);
+  const p = pipeline(up.batches, {
+    mode: {
+      kind: "translate",
+      decoder: PROTOCOLS.openai_chat.createStreamDecoder(),
+      encoder: PROTOCOLS.anthropic.createStreamEncoder(testContext(baseRequest())),
+    },
+  });
+  const chunks = await p.rest();
+  assert.equal(chunks.length, 1, "the text before the error and the error frame leave in one write");
+  const frames = await replaySse(chunks[0]!);
+  assert.equal(frames.filter((f) => f.event === "error").length, 1);
+  assert.equal(frames.at(-1)!.event, "error");
+  assert.equal(JSON.parse(frames.at(-1)!.data).error.type !== undefined, true);
+  assert.equal(p.outcomes[0]!.error?.code, "upstream_unavailable");
+  assert.equal(p.outcomes[0]!.events > 0, true);
+});

@@ -14,7 +14,7 @@ const usage = (input: number, output: number, cached = 0, searches = 0) => ({
   webSearchRequests: searches,
 });
 
-Deno.test("alpha prices of §8.1 per model, with cache reads out of ordinary input", () => {
+Deno.test("alpha prices of spec §8.1 per model, with cache reads out of ordinary input", () => {
   const cases: [string, string][] = [
     ["k3", "18.30"], // 1M in @3 − 0, cached 0; 1M out @15 → 18 + cache 1M@0.30 → 0.30
     ["k3-256k", "18.30"],

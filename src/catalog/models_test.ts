@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { findModel, MODELS } from "./models.ts";
 
-Deno.test("catalog holds exactly the ids of §2.1 and §4.7", () => {
+Deno.test("catalog holds exactly the ids of spec §2.1 and §4.7", () => {
   const byFamily = (f: string) => MODELS.filter((m) => m.family === f).map((m) => m.id).sort();
   assert.deepEqual(byFamily("alpha"), ["alpha-for-coding", "alpha-for-coding-highspeed", "k3", "k3-256k"]);
   assert.deepEqual(byFamily("beta"), [

@@ -12,7 +12,7 @@ Deno.test("the error table: no code defined twice across sections", () => {
   assert.equal(Object.keys(ERROR_CODES).length, all.length);
 });
 
-Deno.test("every code has a status, a class, and Russian message and action (§1.9)", () => {
+Deno.test("every code has a status, a class, and Russian message and action (spec §1.9)", () => {
   const statuses = new Set([
     400,
     401,

@@ -5,6 +5,8 @@
  * rather than "a bad value", asks for `unsupported_parameter`.
  */
 
+import { isObject } from "../util/json.ts";
+
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
 export type Check =
@@ -40,9 +42,6 @@ export interface CheckFailure {
   /** Set when the failure is a key not allowed here; otherwise the row's code applies. */
   unsupported?: true;
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Structural equality of JSON values (object key order ignored). */
 export function jsonEqual(a: unknown, b: unknown): boolean {

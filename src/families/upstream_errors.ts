@@ -1,4 +1,4 @@
-/** How a failing upstream becomes the family's error (spec §7.4–§7.6), before the stream starts and inside it. */
+/** How a failing upstream becomes the family's error (spec §7.4–spec §7.6), before the stream starts and inside it. */
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { UpstreamErrorInfo } from "../protocols/codec.ts";
 import type { FamilyCodes } from "./policy.ts";

@@ -21,7 +21,7 @@ export interface SseFrame {
 
 export interface EncodeContext {
   requestId: string;
-  /** Model id shown to the client (always the requested id, §4.7 fallback). */
+  /** Model id shown to the client (always the requested id, spec §4.7 fallback). */
   model: string;
   /** Unix seconds. */
   now(): number;
@@ -36,7 +36,7 @@ export interface StreamEncoder {
   /** SSE text for one event ("" when the event produces no frame). A `finish` event yields the terminal frames. */
   push(event: IREvent): string;
   /**
-   * The in-stream error frame(s) for a failure after the 200 went out (§6): Messages `event: error`;
+   * The in-stream error frame(s) for a failure after the 200 went out (spec §6): Messages `event: error`;
    * Chat `data: {"error":…,"request_id":…}` then `data: [DONE]`; Responses `event: error` then
    * `event: response.failed`. Nothing may be emitted after it.
    */

@@ -9,7 +9,7 @@ export function withUpstreamModel(
   return { ...body, model: opts.upstreamModel };
 }
 
-/** A non-streaming upstream answer for the client: a shallow copy naming the requested model (§4.7). */
+/** A non-streaming upstream answer for the client: a shallow copy naming the requested model (spec §4.7). */
 export function relayResponse(json: Record<string, unknown>, ctx: EncodeContext): Record<string, unknown> {
   return { ...json, model: ctx.model };
 }

@@ -1,14 +1,13 @@
 /**
- * Reads a non-2xx upstream body leniently (pitfall 39), the same way for every protocol:
+ * Reads a non-2xx upstream body leniently (protocols §6 pitfall 39), the same way for every protocol:
  * `{error:{message,type,code}}` (OpenAI; Anthropic nests the same object under `{type:"error"}`),
  * `{error:"…"}`, `{detail}`, `{message}` or plain text. Never throws.
  */
+import { isObject } from "../util/json.ts";
 import type { UpstreamErrorInfo } from "./codec.ts";
 
 const MAX_TEXT = 500;
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 const text = (v: unknown) => (typeof v === "string" && v !== "" ? v : undefined);
 const code = (v: unknown) => text(v) ?? (typeof v === "number" && Number.isFinite(v) ? String(v) : undefined);
 
@@ -28,14 +27,14 @@ export function parseUpstreamError(status: number, bodyText: string): UpstreamEr
   } catch {
     json = undefined;
   }
-  if (isObj(json)) {
+  if (isObject(json)) {
     const err = json.error;
-    if (isObj(err)) return info(text(err.message) ?? JSON.stringify(err), err.type, err.code);
+    if (isObject(err)) return info(text(err.message) ?? JSON.stringify(err), err.type, err.code);
     if (text(err)) return info(err as string, json.type === "error" ? undefined : json.type, json.code);
     const detail = json.detail;
     if (text(detail)) return { message: detail as string };
-    if (isObj(detail)) {
-      const inner = isObj(detail.error) ? detail.error : detail;
+    if (isObject(detail)) {
+      const inner = isObject(detail.error) ? detail.error : detail;
       if (text(inner.message)) return info(inner.message as string, inner.type, inner.code);
     }
     if (detail !== undefined) return { message: JSON.stringify(detail).slice(0, MAX_TEXT) };

@@ -1,5 +1,5 @@
 /**
- * Search backends behind SEARCH_UPSTREAM_URL (§4.4), chosen by SEARCH_BACKEND:
+ * Search backends behind SEARCH_UPSTREAM_URL (spec §4.4), chosen by SEARCH_BACKEND:
  * - `searxng`: the SearXNG JSON API, `GET {url}/search?q=…&format=json` (self-hostable; the JSON
  *   format must be enabled in its settings.yml). A request URL longer than SEARXNG_MAX_GET_URL goes
  *   as `POST {url}/search` with the same parameters form-encoded in the body (SearXNG's /search takes
@@ -14,6 +14,7 @@
  * the page-fetch guard). Each adapter maps raw results to RawResult; search_handler.ts filters them.
  */
 import { GatewayError } from "../errors/gateway_error.ts";
+import { isObject } from "../util/json.ts";
 
 export type SearchBackendName = "searxng" | "brave";
 
@@ -85,9 +86,6 @@ async function requestJson(
     throw new GatewayError("upstream_invalid_response", { detail: "Поисковый сервис вернул не JSON." });
   }
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === "object" && !Array.isArray(v);
 
 export function searxngBackend(baseUrl: string, key?: string): SearchBackend {
   const base = baseUrl.replace(/\/+$/, "");

@@ -1,8 +1,8 @@
 /**
- * Anthropic allows one open content block at a time, indexed 0, 1, … in order (§2.7). Upstreams may
+ * Anthropic allows one open content block at a time, indexed 0, 1, … in order (protocols §2.7). Upstreams may
  * interleave argument fragments of several tool calls (Chat Completions does): the first open tool
  * block streams; arguments of other calls are buffered and flushed as complete blocks (start, one
- * input_json_delta, stop) when their turn comes or at the end (§6 pitfall 10).
+ * input_json_delta, stop) when their turn comes or at the end (protocols §6 pitfall 10).
  */
 import { sseEvent } from "../sse.ts";
 

@@ -1,7 +1,8 @@
-/** Client `messages` (and `system`) → internal messages, strictly validated (§2.3). */
+/** Client `messages` (and `system`) → internal messages, strictly validated (protocols §2.3). */
 import type { IRMessage, IRPart, IRRole } from "../../ir/request.ts";
 import { isValidToolId } from "./tool_id.ts";
-import { array, bad, type Json, nonEmptyString, object, optBoolean, string } from "./validate.ts";
+import type { JsonObject } from "../../util/json.ts";
+import { array, bad, nonEmptyString, object, optBoolean, string } from "./validate.ts";
 
 const IMAGE_TYPES = new Set(["image/jpeg", "image/png", "image/gif", "image/webp"]);
 
@@ -16,11 +17,11 @@ const SERVER_TOOL_BLOCKS = new Set([
   "tool_search_tool_result",
 ]);
 
-function text(block: Json, p: string): IRPart {
+function text(block: JsonObject, p: string): IRPart {
   return { type: "text", text: nonEmptyString(block.text, `${p}.text`) };
 }
 
-function image(block: Json, p: string): IRPart {
+function image(block: JsonObject, p: string): IRPart {
   const source = object(block.source, `${p}.source`);
   if (source.type === "base64") {
     const mediaType = string(source.media_type, `${p}.source.media_type`);
@@ -32,7 +33,7 @@ function image(block: Json, p: string): IRPart {
 }
 
 /** Only plain-text documents translate (into a text part, titled when a title is given). */
-function document(block: Json, p: string): IRPart {
+function document(block: JsonObject, p: string): IRPart {
   const source = object(block.source, `${p}.source`);
   if (source.type !== "text") bad(`${p}.source.type`);
   const data = nonEmptyString(source.data, `${p}.source.data`);
@@ -41,7 +42,7 @@ function document(block: Json, p: string): IRPart {
 }
 
 /** A tool result: text joins into the result string; images follow it as separate image parts. */
-function toolResult(block: Json, p: string): IRPart[] {
+function toolResult(block: JsonObject, p: string): IRPart[] {
   const callId = nonEmptyString(block.tool_use_id, `${p}.tool_use_id`);
   const isError = optBoolean(block.is_error, `${p}.is_error`);
   const texts: string[] = [];
@@ -63,7 +64,7 @@ function toolResult(block: Json, p: string): IRPart[] {
   return [part, ...extra];
 }
 
-function toolUse(block: Json, p: string): IRPart {
+function toolUse(block: JsonObject, p: string): IRPart {
   const id = nonEmptyString(block.id, `${p}.id`);
   if (!isValidToolId(id)) bad(`${p}.id`);
   const name = nonEmptyString(block.name, `${p}.name`);
@@ -71,7 +72,7 @@ function toolUse(block: Json, p: string): IRPart {
   return { type: "tool_call", id, name, arguments: JSON.stringify(input) };
 }
 
-function thinking(block: Json, p: string): IRPart {
+function thinking(block: JsonObject, p: string): IRPart {
   const textValue = string(block.thinking, `${p}.thinking`);
   const signature = string(block.signature, `${p}.signature`);
   return signature

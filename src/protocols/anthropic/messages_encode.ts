@@ -1,12 +1,13 @@
 /**
- * Internal messages → Anthropic upstream `messages` (§5.1, §5.4): tool results grouped into one user
+ * Internal messages → Anthropic upstream `messages` (protocols §5.1, §5.4): tool results grouped into one user
  * message ahead of its other blocks, consecutive same-role turns merged, empty blocks and unsigned
  * reasoning dropped, foreign tool ids rewritten deterministically.
  */
 import type { IRMessage, IRPart, IRRole } from "../../ir/request.ts";
+import { isObject, type JsonObject } from "../../util/json.ts";
 import { sanitizeToolId } from "./tool_id.ts";
 
-type Block = Record<string, unknown>;
+type Block = JsonObject;
 
 interface Turn {
   role: IRRole;
@@ -14,10 +15,10 @@ interface Turn {
 }
 
 /** Tool-call `arguments` → an `input` object; unparsable or non-object JSON becomes `{}`. */
-export function parseToolInput(args: string): Record<string, unknown> {
+export function parseToolInput(args: string): JsonObject {
   try {
     const v: unknown = JSON.parse(args || "{}");
-    return typeof v === "object" && v !== null && !Array.isArray(v) ? v as Record<string, unknown> : {};
+    return isObject(v) ? v : {};
   } catch {
     return {};
   }

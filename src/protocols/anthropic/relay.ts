@@ -6,19 +6,10 @@
 import type { ErrorObject } from "../../errors/error_object.ts";
 import type { IREvent } from "../../ir/events.ts";
 import type { EncodeContext, Relay, SseFrame } from "../codec.ts";
+import { isObject } from "../../util/json.ts";
+import { parseFrameJson } from "../wire_frame.ts";
 import { errorFrame } from "./error.ts";
 import { AnthropicStreamDecoder } from "./stream_decode.ts";
-
-function parse(data: string): Record<string, unknown> | undefined {
-  try {
-    const v: unknown = JSON.parse(data);
-    return typeof v === "object" && v !== null && !Array.isArray(v)
-      ? v as Record<string, unknown>
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /** `event:` + `data:` lines; multi-line data keeps one `data:` line per line. */
 function serialise(event: string | undefined, data: string): string {
@@ -36,19 +27,14 @@ export class AnthropicRelay implements Relay {
   }
 
   push(frame: SseFrame): string {
-    this.#events.push(...this.#decoder.push(frame));
+    // A frame that is not a JSON object throws here, like in the decoder (../wire_frame.ts).
+    const json = parseFrameJson("anthropic", frame.data);
+    this.#events.push(...this.#decoder.pushJson(json, frame.event));
     let event = frame.event;
     let data = frame.data;
-    const json = event === undefined || event === "message_start" ? parse(data) : undefined;
-    if (event === undefined && typeof json?.type === "string") event = json.type;
-    if (event === "message_start" && json) {
-      const message = json.message;
-      if (typeof message === "object" && message !== null && !Array.isArray(message)) {
-        const m = message as Record<string, unknown>;
-        if (m.model !== this.#ctx.model) {
-          data = JSON.stringify({ ...json, message: { ...m, model: this.#ctx.model } });
-        }
-      }
+    if (event === undefined && typeof json.type === "string") event = json.type;
+    if (event === "message_start" && isObject(json.message) && json.message.model !== this.#ctx.model) {
+      data = JSON.stringify({ ...json, message: { ...json.message, model: this.#ctx.model } });
     }
     return serialise(event, data);
   }

@@ -46,7 +46,10 @@ Deno.test("AnthropicRelay names frames without an event line from their JSON typ
   const data = '{"type":"message_start","message":{"id":"m","model":"claude-sonnet-4-5","content":[]}}';
   assert.equal(relay.push({ data }), `event: message_start\ndata: ${data}\n\n`);
   assert.equal(relay.push({ data: '{"type":"ping"}' }), 'event: ping\ndata: {"type":"ping"}\n\n');
-  assert.equal(relay.push({ data: "a\nb" }), "data: a\ndata: b\n\n");
+  assert.equal(
+    relay.push({ data: '{"type":"ping",\n"x":1}' }),
+    'event: ping\ndata: {"type":"ping",\ndata: "x":1}\n\n',
+  );
   const err = { message: "m", code: "c", type: "api_error", param: null, action: "a", request_id: "r" };
   assert.match(relay.error(err), /^event: error\ndata: \{"type":"error"/);
 });

@@ -1,9 +1,9 @@
-/** Internal request → Anthropic upstream body (§2.2, §5.3, §5.5, §5.6). */
+/** Internal request → Anthropic upstream body (protocols §2.2, §5.3, §5.5, §5.6). */
 import type { IRRequest, IRToolChoice } from "../../ir/request.ts";
 import type { UpstreamRequestOptions } from "../codec.ts";
 import { encodeMessages } from "./messages_encode.ts";
 
-/** Effort → thinking budget (§5.6); efforts not listed (and "none") mean no thinking. */
+/** Effort → thinking budget (protocols §5.6); efforts not listed (and "none") mean no thinking. */
 const EFFORT_BUDGET: Record<string, number> = {
   minimal: 1024,
   low: 1024,
@@ -74,7 +74,7 @@ export function encodeRequest(req: IRRequest, opts: UpstreamRequestOptions): Rec
   }
   if (budget !== undefined) {
     body.thinking = { type: "enabled", budget_tokens: budget };
-    // With thinking on, temperature and top_k are rejected and top_p only accepts 0.95–1 (§6.36).
+    // With thinking on, temperature and top_k are rejected and top_p only accepts 0.95–1 (protocols §6, pitfall 36).
     if (req.topP !== undefined && req.topP >= 0.95) body.top_p = req.topP;
   } else {
     if (req.temperature !== undefined) body.temperature = Math.min(1, req.temperature);

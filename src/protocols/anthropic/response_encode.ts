@@ -1,4 +1,4 @@
-/** Internal response → Messages JSON for Anthropic clients (§2.6). */
+/** Internal response → Messages JSON for Anthropic clients (protocols §2.6). */
 import type { IROutputBlock, IRResponse } from "../../ir/response.ts";
 import { emptyUsage } from "../../ir/usage.ts";
 import type { EncodeContext } from "../codec.ts";

@@ -1,4 +1,4 @@
-/** Stop-reason mapping between Anthropic `stop_reason` and the internal reason (§5.7). */
+/** Stop-reason mapping between Anthropic `stop_reason` and the internal reason (protocols §5.7). */
 import type { IRStopReason } from "../../ir/events.ts";
 
 const TO_ANTHROPIC: Record<IRStopReason, string> = {

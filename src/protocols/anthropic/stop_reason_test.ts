@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { fromAnthropicStopReason, toAnthropicStopReason } from "./stop_reason.ts";
 
-Deno.test("fromAnthropicStopReason follows §5.7", () => {
+Deno.test("fromAnthropicStopReason follows protocols §5.7", () => {
   const table: [unknown, string][] = [
     ["end_turn", "stop"],
     ["stop_sequence", "stop_sequence"],

@@ -1,22 +1,30 @@
 /**
- * Upstream Messages SSE frames → internal events (§2.7). Blocks are tracked by their explicit `index`;
- * tool calls are numbered among client `tool_use` blocks only; server-tool blocks are skipped.
+ * Upstream Messages SSE frames → internal events (protocols §2.7), read through ./wire.ts. Blocks
+ * are tracked by their explicit `index`; tool calls are numbered among client `tool_use` blocks only;
+ * server-tool blocks are skipped.
  */
 import type { IREvent, IRStopReason } from "../../ir/events.ts";
+import { type JsonObject, str } from "../../util/json.ts";
 import type { SseFrame, StreamDecoder } from "../codec.ts";
+import { parseFrameJson, readWire } from "../wire_frame.ts";
 import { fromAnthropicStopReason } from "./stop_reason.ts";
 import { type AnthropicUsageFields, mergeAnthropicUsage, readAnthropicUsage, toIRUsage } from "./usage.ts";
+import {
+  BlockStartFrame,
+  ErrorFrame,
+  MessageDeltaFrame,
+  MessageStartFrame,
+  type MessageStartMessage,
+  readBlockDelta,
+  TextBlock,
+  ThinkingBlock,
+  ToolUseBlock,
+} from "./wire.ts";
 
-type Json = Record<string, unknown>;
 type BlockKind = { kind: "text" } | { kind: "thinking" } | { kind: "tool"; tool: number } | { kind: "other" };
 
-function isObject(v: unknown): v is Json {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-function str(v: unknown): string {
-  return typeof v === "string" ? v : "";
-}
+const read = <S extends Parameters<typeof readWire>[2]>(what: string, schema: S, json: unknown) =>
+  readWire("anthropic", what, schema, json);
 
 export class AnthropicStreamDecoder implements StreamDecoder {
   #started = false;
@@ -27,42 +35,50 @@ export class AnthropicStreamDecoder implements StreamDecoder {
   #stopReason: unknown = null;
   #stopSequence: string | undefined;
 
+  /** Throws UpstreamProtocolError on a malformed frame (../wire_frame.ts); ping and unknown types are ignored. */
   push(frame: SseFrame): IREvent[] {
     if (this.#done) return [];
-    let data: unknown;
-    try {
-      data = JSON.parse(frame.data);
-    } catch {
-      return [];
-    }
-    if (!isObject(data)) return [];
-    const type = typeof data.type === "string" ? data.type : frame.event;
+    return this.pushJson(parseFrameJson("anthropic", frame.data), frame.event);
+  }
+
+  /** One frame already parsed to its JSON object (the relay parses each frame once and feeds it here). */
+  pushJson(data: JsonObject, event?: string): IREvent[] {
+    if (this.#done) return [];
+    const type = str(data.type) ?? event;
     const out: IREvent[] = [];
     switch (type) {
       case "message_start":
-        this.#messageStart(isObject(data.message) ? data.message : {}, out);
+        this.#messageStart(read(type, MessageStartFrame, data).message, out);
         break;
-      case "content_block_start":
+      case "content_block_start": {
+        const f = read(type, BlockStartFrame, data);
         this.#ensureStarted(out);
-        if (isObject(data.content_block)) this.#blockStart(Number(data.index), data.content_block, out);
+        this.#blockStart(f.index, f.content_block, out);
         break;
-      case "content_block_delta":
+      }
+      case "content_block_delta": {
+        const d = readBlockDelta(data); // hot path: a hand-written guard, see wire.ts
         this.#ensureStarted(out);
-        if (isObject(data.delta)) this.#delta(this.#blocks.get(Number(data.index)), data.delta, out);
+        this.#delta(this.#blocks.get(d.index), d.type, d.text, out);
         break;
-      case "message_delta":
+      }
+      case "message_delta": {
+        const f = read(type, MessageDeltaFrame, data);
         this.#ensureStarted(out);
-        this.#messageDelta(data, out);
+        if (typeof f.delta.stop_reason === "string") this.#stopReason = f.delta.stop_reason;
+        if (typeof f.delta.stop_sequence === "string") this.#stopSequence = f.delta.stop_sequence;
+        this.#usageEvent(f.usage, out);
         break;
+      }
       case "message_stop":
         this.#ensureStarted(out);
         out.push(this.#finish());
         this.#done = true;
         break;
       case "error": {
-        const err = isObject(data.error) ? data.error : {};
-        const event: IREvent = { type: "error", message: str(err.message) || "upstream stream error" };
-        if (typeof err.type === "string") event.upstreamType = err.type;
+        const err = read(type, ErrorFrame, data).error;
+        const event: IREvent = { type: "error", message: err?.message || "upstream stream error" };
+        if (err?.type !== undefined) event.upstreamType = err.type;
         out.push(event);
         this.#done = true;
         break;
@@ -82,39 +98,45 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     out.push({ type: "start", id, model });
   }
 
-  #messageStart(message: Json, out: IREvent[]): void {
-    this.#ensureStarted(out, str(message.id), str(message.model));
+  #messageStart(message: MessageStartMessage, out: IREvent[]): void {
+    this.#ensureStarted(out, message.id ?? "", message.model ?? "");
     this.#usageEvent(message.usage, out);
     // Some server-tool flows pre-populate the content; replay it as events.
-    if (Array.isArray(message.content)) {
-      message.content.forEach((b, i) => {
-        if (!isObject(b)) return;
-        this.#blockStart(-1 - i, b, out);
-        if (b.type === "thinking" && str(b.signature)) {
-          out.push({ type: "reasoning_signature", signature: str(b.signature) });
+    message.content?.forEach((b, i) => {
+      this.#blockStart(-1 - i, b, out);
+      if (b.type === "thinking") {
+        const signature = read("message_start thinking block", ThinkingBlock, b).signature;
+        if (signature) out.push({ type: "reasoning_signature", signature });
+      }
+      if (b.type === "tool_use") {
+        const input = read("message_start tool_use block", ToolUseBlock, b).input;
+        if (input && Object.keys(input).length > 0) {
+          out.push({ type: "tool_call_delta", index: this.#tools - 1, arguments: JSON.stringify(input) });
         }
-        if (b.type === "tool_use" && isObject(b.input) && Object.keys(b.input).length > 0) {
-          out.push({ type: "tool_call_delta", index: this.#tools - 1, arguments: JSON.stringify(b.input) });
-        }
-      });
-    }
+      }
+    });
   }
 
-  #blockStart(index: number, b: Json, out: IREvent[]): void {
+  #blockStart(index: number, b: JsonObject & { type: string }, out: IREvent[]): void {
     switch (b.type) {
-      case "text":
+      case "text": {
         this.#blocks.set(index, { kind: "text" });
-        if (str(b.text)) out.push({ type: "text_delta", text: str(b.text) });
+        const text = read("text block", TextBlock, b).text;
+        if (text) out.push({ type: "text_delta", text });
         break;
-      case "thinking":
+      }
+      case "thinking": {
         this.#blocks.set(index, { kind: "thinking" });
-        if (str(b.thinking)) out.push({ type: "reasoning_delta", text: str(b.thinking) });
+        const thinking = read("thinking block", ThinkingBlock, b).thinking;
+        if (thinking) out.push({ type: "reasoning_delta", text: thinking });
         break;
+      }
       case "tool_use": {
+        const block = read("tool_use block", ToolUseBlock, b);
         const tool = this.#tools++;
         this.#blocks.set(index, { kind: "tool", tool });
         // The `input: {}` here is a placeholder: arguments come only from input_json_delta.
-        out.push({ type: "tool_call_start", index: tool, id: str(b.id), name: str(b.name) });
+        out.push({ type: "tool_call_start", index: tool, id: block.id, name: block.name });
         break;
       }
       default:
@@ -122,39 +144,21 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     }
   }
 
-  #delta(block: BlockKind | undefined, d: Json, out: IREvent[]): void {
-    if (!block || block.kind === "other") return;
-    switch (d.type) {
-      case "text_delta":
-        if (block.kind === "text" && str(d.text)) out.push({ type: "text_delta", text: str(d.text) });
-        break;
-      case "thinking_delta":
-        if (block.kind === "thinking" && str(d.thinking)) {
-          out.push({ type: "reasoning_delta", text: str(d.thinking) });
-        }
-        break;
-      case "signature_delta":
-        if (block.kind === "thinking" && str(d.signature)) {
-          out.push({ type: "reasoning_signature", signature: str(d.signature) });
-        }
-        break;
-      case "input_json_delta":
-        if (block.kind === "tool" && str(d.partial_json)) {
-          out.push({ type: "tool_call_delta", index: block.tool, arguments: str(d.partial_json) });
-        }
-        break;
+  /** Deltas of the four known types carry their text; other types (citations_delta, …) are ignored. */
+  #delta(block: BlockKind | undefined, type: string, text: string | undefined, out: IREvent[]): void {
+    if (!block || block.kind === "other" || !text) return;
+    if (type === "text_delta" && block.kind === "text") out.push({ type: "text_delta", text });
+    else if (type === "thinking_delta" && block.kind === "thinking") {
+      out.push({ type: "reasoning_delta", text });
+    } else if (type === "signature_delta" && block.kind === "thinking") {
+      out.push({ type: "reasoning_signature", signature: text });
+    } else if (type === "input_json_delta" && block.kind === "tool") {
+      out.push({ type: "tool_call_delta", index: block.tool, arguments: text });
     }
   }
 
-  #messageDelta(data: Json, out: IREvent[]): void {
-    const delta = isObject(data.delta) ? data.delta : {};
-    if (typeof delta.stop_reason === "string") this.#stopReason = delta.stop_reason;
-    if (typeof delta.stop_sequence === "string") this.#stopSequence = delta.stop_sequence;
-    this.#usageEvent(data.usage, out);
-  }
-
-  #usageEvent(raw: unknown, out: IREvent[]): void {
-    if (!isObject(raw)) return;
+  #usageEvent(raw: JsonObject | null | undefined, out: IREvent[]): void {
+    if (!raw) return;
     mergeAnthropicUsage(this.#usage, readAnthropicUsage(raw));
     const usage = toIRUsage(this.#usage);
     if (Object.keys(usage).length > 0) out.push({ type: "usage", usage });

@@ -1,4 +1,4 @@
-/** Internal events → the Messages SSE event sequence for Anthropic clients (§2.7 emission rules). */
+/** Internal events → the Messages SSE event sequence for Anthropic clients (protocols §2.7 emission rules). */
 import type { ErrorObject } from "../../errors/error_object.ts";
 import type { IREvent } from "../../ir/events.ts";
 import { emptyUsage, mergeUsage } from "../../ir/usage.ts";

@@ -1,4 +1,4 @@
-/** Deterministic rewrite of foreign tool-call ids to Anthropic's `^[a-zA-Z0-9_-]+$` (§5.4). */
+/** Deterministic rewrite of foreign tool-call ids to Anthropic's `^[a-zA-Z0-9_-]+$` (protocols §5.4). */
 
 const VALID = /^[a-zA-Z0-9_-]+$/;
 

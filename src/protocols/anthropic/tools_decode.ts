@@ -1,16 +1,7 @@
-/** Client `tools`, `tool_choice` and `thinking` → internal fields, strictly validated (§2.4, §2.5). */
+/** Client `tools`, `tool_choice` and `thinking` → internal fields, strictly validated (protocols §2.4, §2.5). */
 import type { IRTool, IRToolChoice } from "../../ir/request.ts";
-import {
-  array,
-  bad,
-  isObject,
-  type Json,
-  object,
-  optBoolean,
-  optInteger,
-  optString,
-  string,
-} from "./validate.ts";
+import { isObject, type JsonObject } from "../../util/json.ts";
+import { array, bad, object, optBoolean, optInteger, optString, string } from "./validate.ts";
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
 /** Versioned server tools (web_search_20250305, …): checked by family rules, not part of the IR. */
@@ -76,14 +67,14 @@ export interface DecodedThinking {
   thinkingBudget?: number;
 }
 
-/** Budget → effort (§5.6): ≤ 1024 low, ≤ 4096 medium, else high. */
+/** Budget → effort (protocols §5.6): ≤ 1024 low, ≤ 4096 medium, else high. */
 export function effortForBudget(budget: number): string {
   return budget <= 1024 ? "low" : budget <= 4096 ? "medium" : "high";
 }
 
 function effortOf(outputConfig: unknown): string | undefined {
   if (outputConfig === undefined) return undefined;
-  const oc: Json = object(outputConfig, "output_config");
+  const oc: JsonObject = object(outputConfig, "output_config");
   const effort = optString(oc.effort, "output_config.effort");
   if (effort !== undefined && !EFFORTS.has(effort)) bad("output_config.effort");
   return effort;

@@ -1,8 +1,9 @@
 /**
- * Anthropic usage ↔ internal usage (§5.8). Anthropic `input_tokens` EXCLUDES cache reads and writes;
+ * Anthropic usage ↔ internal usage (protocols §5.8); the wire fields are ./wire.ts `Usage`. Anthropic `input_tokens` EXCLUDES cache reads and writes;
  * the internal `inputTokens` includes them.
  */
 import { emptyUsage, type IRUsage } from "../../ir/usage.ts";
+import { Usage } from "./wire.ts";
 
 /** The Anthropic usage fields we read, each kept only when the upstream reported it. */
 export interface AnthropicUsageFields {
@@ -14,27 +15,20 @@ export interface AnthropicUsageFields {
   webSearch?: number;
 }
 
-function num(v: unknown): number | undefined {
-  return typeof v === "number" && Number.isFinite(v) ? v : undefined;
-}
-
-function sub(v: unknown, key: string): unknown {
-  return typeof v === "object" && v !== null ? (v as Record<string, unknown>)[key] : undefined;
-}
-
-/** Reads the fields present in one upstream `usage` object (null fields count as absent). */
+/** Reads the fields present in one upstream `usage` object (null or non-numeric fields count as absent). */
 export function readAnthropicUsage(raw: unknown): AnthropicUsageFields {
+  const u = Usage.safeParse(raw);
+  if (!u.success) return {};
   const out: AnthropicUsageFields = {};
-  const set = (k: keyof AnthropicUsageFields, v: unknown) => {
-    const n = num(v);
-    if (n !== undefined) out[k] = n;
+  const set = (k: keyof AnthropicUsageFields, v: number | undefined) => {
+    if (v !== undefined) out[k] = v;
   };
-  set("input", sub(raw, "input_tokens"));
-  set("output", sub(raw, "output_tokens"));
-  set("cacheRead", sub(raw, "cache_read_input_tokens"));
-  set("cacheWrite", sub(raw, "cache_creation_input_tokens"));
-  set("thinking", sub(sub(raw, "output_tokens_details"), "thinking_tokens"));
-  set("webSearch", sub(sub(raw, "server_tool_use"), "web_search_requests"));
+  set("input", u.data.input_tokens);
+  set("output", u.data.output_tokens);
+  set("cacheRead", u.data.cache_read_input_tokens);
+  set("cacheWrite", u.data.cache_creation_input_tokens);
+  set("thinking", u.data.output_tokens_details?.thinking_tokens);
+  set("webSearch", u.data.server_tool_use?.web_search_requests);
   return out;
 }
 

@@ -1,17 +1,12 @@
 /** Small validators for client bodies: each throws invalid_request naming the offending field. */
 import { fieldError } from "../../errors/gateway_error.ts";
-
-export type Json = Record<string, unknown>;
-
-export function isObject(v: unknown): v is Json {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
+import { isObject, type JsonObject } from "../../util/json.ts";
 
 export function bad(param: string, detail?: string): never {
   throw fieldError("invalid_request", param, detail);
 }
 
-export function object(v: unknown, param: string): Json {
+export function object(v: unknown, param: string): JsonObject {
   return isObject(v) ? v : bad(param);
 }
 

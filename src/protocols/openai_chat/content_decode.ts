@@ -1,6 +1,7 @@
 /** Chat content parts (client side) → internal parts. */
 import type { IRPart } from "../../ir/request.ts";
-import { fail, isObject } from "./validate.ts";
+import { isObject } from "../../util/json.ts";
+import { fail } from "./validate.ts";
 
 const DATA_URL = /^data:([^;,]+)(;base64)?,(.*)$/s;
 

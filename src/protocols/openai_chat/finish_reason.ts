@@ -1,4 +1,4 @@
-/** Chat Completions `finish_reason` ↔ internal stop reason (§5.7). */
+/** Chat Completions `finish_reason` ↔ internal stop reason (protocols §5.7). */
 import type { IRStopReason } from "../../ir/events.ts";
 
 export type ChatFinishReason = "stop" | "length" | "tool_calls" | "content_filter";
@@ -20,7 +20,7 @@ const FROM_CHAT: Record<string, IRStopReason> = {
 };
 
 /**
- * The client-facing finish reason. Some upstreams say `stop` while tool calls are present (§5.7):
+ * The client-facing finish reason. Some upstreams say `stop` while tool calls are present (protocols §5.7):
  * a natural end with tool calls is reported as `tool_calls`; `length` stays (truncated calls).
  */
 export function toChatFinishReason(reason: IRStopReason, hasToolCalls: boolean): ChatFinishReason {

@@ -1,7 +1,8 @@
 /** Chat `messages` (client side) → internal system list and messages. */
 import type { IRMessage, IRPart } from "../../ir/request.ts";
 import { decodeContent, decodeTextContent } from "./content_decode.ts";
-import { fail, isObject, type Obj, optString } from "./validate.ts";
+import { isObject, type JsonObject } from "../../util/json.ts";
+import { fail, optString } from "./validate.ts";
 
 export interface DecodedMessages {
   system: string[];
@@ -24,7 +25,7 @@ function decodeToolCalls(raw: unknown, param: string): IRPart[] {
   });
 }
 
-function decodeAssistant(m: Obj, param: string): IRMessage {
+function decodeAssistant(m: JsonObject, param: string): IRMessage {
   const parts: IRPart[] = [];
   const reasoning = optString(m, "reasoning_content", `${param}.reasoning_content`);
   if (reasoning) parts.push({ type: "reasoning", text: reasoning });
@@ -38,7 +39,7 @@ function decodeAssistant(m: Obj, param: string): IRMessage {
   return { role: "assistant", parts };
 }
 
-function decodeTool(m: Obj, param: string): IRPart {
+function decodeTool(m: JsonObject, param: string): IRPart {
   if (typeof m.tool_call_id !== "string" || m.tool_call_id === "") fail(`${param}.tool_call_id`);
   return {
     type: "tool_result",

@@ -1,7 +1,7 @@
 /** Native (Chat → Chat) request adjustment: usage metering forced on for streams. */
 import type { UpstreamRequestOptions } from "../codec.ts";
 import { withUpstreamModel } from "../native.ts";
-import { isObject } from "./validate.ts";
+import { isObject } from "../../util/json.ts";
 
 /** Shallow copy with the upstream model; a streaming request always asks for usage (metering). */
 export function prepareNativeRequest(

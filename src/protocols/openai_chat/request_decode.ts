@@ -1,17 +1,18 @@
-/** Chat Completions client body → internal request (strict, §3.2). */
+/** Chat Completions client body → internal request (strict, protocols §3.2). */
 import type { IRRequest } from "../../ir/request.ts";
 import { decodeMessages } from "./messages_decode.ts";
 import { decodeToolChoice, decodeTools } from "./tools_decode.ts";
-import { fail, isObject, type Obj, optBoolean, optString } from "./validate.ts";
+import { isObject, type JsonObject } from "../../util/json.ts";
+import { fail, optBoolean, optString } from "./validate.ts";
 
-function optPositiveInt(body: Obj, key: string): number | undefined {
+function optPositiveInt(body: JsonObject, key: string): number | undefined {
   const v = body[key];
   if (v === undefined || v === null) return undefined;
   if (typeof v !== "number" || !Number.isInteger(v) || v <= 0) fail(key, "invalid_parameter");
   return v;
 }
 
-function optNumber(body: Obj, key: string, min: number, max: number): number | undefined {
+function optNumber(body: JsonObject, key: string, min: number, max: number): number | undefined {
   const v = body[key];
   if (v === undefined || v === null) return undefined;
   if (typeof v !== "number" || !Number.isFinite(v)) fail(key);

@@ -1,8 +1,7 @@
-/** Internal request → Chat Completions upstream body (§5.1–§5.6). */
+/** Internal request → Chat Completions upstream body (protocols §5.1–§5.6). */
 import type { IRMessage, IRPart, IRRequest, IRToolChoice } from "../../ir/request.ts";
+import type { JsonObject } from "../../util/json.ts";
 import type { UpstreamRequestOptions } from "../codec.ts";
-
-type Json = Record<string, unknown>;
 
 function imageUrl(p: Extract<IRPart, { type: "image" }>): string {
   if (p.data !== undefined) return `data:${p.mediaType ?? "image/png"};base64,${p.data}`;
@@ -10,7 +9,7 @@ function imageUrl(p: Extract<IRPart, { type: "image" }>): string {
   throw new Error("openai_chat: image part without data or url");
 }
 
-function userContentPart(p: IRPart): Json | undefined {
+function userContentPart(p: IRPart): JsonObject | undefined {
   switch (p.type) {
     case "text":
       return { type: "text", text: p.text };
@@ -23,10 +22,10 @@ function userContentPart(p: IRPart): Json | undefined {
   }
 }
 
-/** Tool results first (as `tool` messages), then the rest of the turn as one user message (§5.4, pitfall 30). */
-function encodeUser(m: IRMessage): Json[] {
-  const out: Json[] = [];
-  const rest: Json[] = [];
+/** Tool results first (as `tool` messages), then the rest of the turn as one user message (protocols §5.4, pitfall 30). */
+function encodeUser(m: IRMessage): JsonObject[] {
+  const out: JsonObject[] = [];
+  const rest: JsonObject[] = [];
   for (const p of m.parts) {
     if (p.type === "tool_result") {
       out.push({ role: "tool", tool_call_id: p.callId, content: p.content });
@@ -43,10 +42,10 @@ function encodeUser(m: IRMessage): Json[] {
   return out;
 }
 
-function encodeAssistant(m: IRMessage): Json {
+function encodeAssistant(m: IRMessage): JsonObject {
   let text = "";
   let reasoning = "";
-  const toolCalls: Json[] = [];
+  const toolCalls: JsonObject[] = [];
   for (const p of m.parts) {
     if (p.type === "text") text += p.text;
     else if (p.type === "reasoning") reasoning += p.text;
@@ -60,7 +59,7 @@ function encodeAssistant(m: IRMessage): Json {
       throw new Error("openai_chat: file parts must be resolved before the upstream call");
     }
   }
-  const msg: Json = { role: "assistant", content: text === "" && toolCalls.length > 0 ? null : text };
+  const msg: JsonObject = { role: "assistant", content: text === "" && toolCalls.length > 0 ? null : text };
   if (toolCalls.length > 0) msg.tool_calls = toolCalls;
   if (reasoning !== "") msg.reasoning_content = reasoning;
   return msg;
@@ -71,15 +70,15 @@ function encodeToolChoice(c: IRToolChoice): unknown {
 }
 
 export function encodeRequest(req: IRRequest, opts: UpstreamRequestOptions): Record<string, unknown> {
-  const messages: Json[] = req.system.map((s) => ({ role: "system", content: s }));
+  const messages: JsonObject[] = req.system.map((s) => ({ role: "system", content: s }));
   for (const m of req.messages) {
     if (m.role === "user") messages.push(...encodeUser(m));
     else messages.push(encodeAssistant(m));
   }
-  const body: Json = { model: opts.upstreamModel, messages };
+  const body: JsonObject = { model: opts.upstreamModel, messages };
   if (req.tools.length > 0) {
     body.tools = req.tools.map((t) => {
-      const fn: Json = { name: t.name };
+      const fn: JsonObject = { name: t.name };
       if (t.description !== undefined) fn.description = t.description;
       fn.parameters = t.parameters ?? { type: "object", properties: {} };
       if (t.strict !== undefined) fn.strict = t.strict;

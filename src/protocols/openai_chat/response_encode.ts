@@ -1,4 +1,4 @@
-/** Internal response → `chat.completion` JSON (§3.5). */
+/** Internal response → `chat.completion` JSON (protocols §3.5). */
 import type { IRResponse } from "../../ir/response.ts";
 import type { EncodeContext } from "../codec.ts";
 import { toChatFinishReason } from "./finish_reason.ts";

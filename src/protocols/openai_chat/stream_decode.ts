@@ -1,20 +1,15 @@
-/** Upstream Chat Completions SSE frames → internal events (§3.6, §5.10 "C upstream"). */
+/** Upstream Chat Completions SSE frames → internal events (protocols §3.6, §5.10 "C upstream"), read through ./wire.ts. */
 import type { IREvent } from "../../ir/events.ts";
-import { type SseFrame, type StreamDecoder, UpstreamProtocolError } from "../codec.ts";
+import type { JsonObject } from "../../util/json.ts";
+import type { SseFrame, StreamDecoder } from "../codec.ts";
+import { parseFrameJson, readWire } from "../wire_frame.ts";
 import { fromChatFinishReason } from "./finish_reason.ts";
 import { fromChatUsage } from "./usage.ts";
-import { isObject, type Obj } from "./validate.ts";
+import { type ChunkChoice, ChunkHead, ErrorBody, readChunk, type ToolCallDelta } from "./wire.ts";
 
-/** Parses one `data:` payload that is not `[DONE]`. */
-export function parseChunk(data: string): Obj {
-  let json: unknown;
-  try {
-    json = JSON.parse(data);
-  } catch {
-    throw new UpstreamProtocolError("chat stream chunk is not JSON");
-  }
-  if (!isObject(json)) throw new UpstreamProtocolError("chat stream chunk is not an object");
-  return json;
+/** Parses one `data:` payload that is not `[DONE]` (throws UpstreamProtocolError, ../wire_frame.ts). */
+export function parseChunk(data: string): JsonObject {
+  return parseFrameJson("openai_chat", data);
 }
 
 /** Id for an upstream tool call that came without one: stable per response, unique within it. */
@@ -23,21 +18,17 @@ export function fallbackCallId(responseId: string, index: number): string {
   return base === "" ? `call_${index}` : `call_${base}_${index}`;
 }
 
-function str(v: unknown): string | undefined {
-  return typeof v === "string" ? v : typeof v === "number" ? String(v) : undefined;
-}
-
+/** An in-band error body → the IR error (any shape ends the stream; a bare string is the message). */
 function errorEvent(e: unknown): IREvent {
-  const err = isObject(e) ? e : {};
+  const parsed = ErrorBody.safeParse(e);
+  const err = parsed.success ? parsed.data : {};
   const ev: Extract<IREvent, { type: "error" }> = {
     type: "error",
-    message: str(err.message) ?? (typeof e === "string" ? e : "upstream stream error"),
+    message: err.message ?? (typeof e === "string" ? e : "upstream stream error"),
   };
-  const type = str(err.type);
-  const code = str(err.code);
-  if (type !== undefined) ev.upstreamType = type;
-  if (code !== undefined) ev.upstreamCode = code;
-  if (typeof err.status === "number") ev.status = err.status;
+  if (err.type !== undefined) ev.upstreamType = err.type;
+  if (err.code !== undefined) ev.upstreamCode = err.code;
+  if (err.status !== undefined) ev.status = err.status;
   return ev;
 }
 
@@ -67,62 +58,54 @@ export class ChatStreamDecoder implements StreamDecoder {
     return this.#finish();
   }
 
-  pushChunk(chunk: Obj): IREvent[] {
+  /** One parsed chunk; throws UpstreamProtocolError when the fields the decoder reads have another shape. */
+  pushChunk(raw: JsonObject): IREvent[] {
     if (this.#closed) return [];
     const out: IREvent[] = [];
-    if (chunk.error !== undefined && chunk.error !== null) {
+    if (raw.error !== undefined && raw.error !== null) {
       this.#closed = true;
-      return [errorEvent(chunk.error)];
+      return [errorEvent(raw.error)];
     }
+    const chunk = readChunk(raw); // hot path: a hand-written guard, see wire.ts
     if (!this.#started) {
+      const head = readWire("openai_chat", "chunk", ChunkHead, raw);
       this.#started = true;
-      this.#id = str(chunk.id) ?? "";
-      out.push({ type: "start", id: this.#id, model: str(chunk.model) ?? "" });
+      this.#id = head.id ?? "";
+      out.push({ type: "start", id: this.#id, model: head.model ?? "" });
     }
-    const choices = Array.isArray(chunk.choices) ? chunk.choices : [];
-    const choice = choices.find((c) => isObject(c) && (c.index ?? 0) === 0);
-    if (isObject(choice)) {
-      if (isObject(choice.delta)) this.#delta(choice.delta, out);
+    const choice = chunk.choice;
+    if (choice) {
+      if (choice.delta) this.#delta(choice.delta, out);
       if (choice.finish_reason !== undefined && choice.finish_reason !== null) {
         this.#finishReason = choice.finish_reason;
       }
     }
-    if (isObject(chunk.usage)) out.push({ type: "usage", usage: fromChatUsage(chunk.usage) });
+    if (chunk.usage) out.push({ type: "usage", usage: fromChatUsage(chunk.usage) });
     return out;
   }
 
-  #delta(delta: Obj, out: IREvent[]): void {
-    const reasoning = typeof delta.reasoning_content === "string" ? delta.reasoning_content : delta.reasoning;
-    if (typeof reasoning === "string" && reasoning !== "") {
-      out.push({ type: "reasoning_delta", text: reasoning });
-    }
-    if (typeof delta.content === "string" && delta.content !== "") {
-      out.push({ type: "text_delta", text: delta.content });
-    }
-    if (typeof delta.refusal === "string" && delta.refusal !== "") {
+  #delta(delta: NonNullable<ChunkChoice["delta"]>, out: IREvent[]): void {
+    const reasoning = delta.reasoning_content ?? delta.reasoning;
+    if (reasoning) out.push({ type: "reasoning_delta", text: reasoning });
+    if (delta.content) out.push({ type: "text_delta", text: delta.content });
+    if (delta.refusal) {
       this.#refusal = true;
       out.push({ type: "text_delta", text: delta.refusal });
     }
-    if (Array.isArray(delta.tool_calls)) {
-      delta.tool_calls.forEach((tc, pos) => {
-        if (isObject(tc)) this.#toolFragment(tc, pos, out);
-      });
-    }
+    delta.tool_calls?.forEach((tc, pos) => this.#toolFragment(tc, pos, out));
   }
 
-  #toolFragment(tc: Obj, pos: number, out: IREvent[]): void {
-    const upstreamIndex = typeof tc.index === "number" ? tc.index : pos;
-    const fn = isObject(tc.function) ? tc.function : {};
+  #toolFragment(tc: ToolCallDelta, pos: number, out: IREvent[]): void {
+    const upstreamIndex = tc.index ?? pos;
     let index = this.#tools.get(upstreamIndex);
     if (index === undefined) {
       index = this.#tools.size;
       this.#tools.set(upstreamIndex, index);
-      const id = typeof tc.id === "string" && tc.id !== "" ? tc.id : fallbackCallId(this.#id, index);
-      out.push({ type: "tool_call_start", index, id, name: typeof fn.name === "string" ? fn.name : "" });
+      const id = tc.id ? tc.id : fallbackCallId(this.#id, index);
+      out.push({ type: "tool_call_start", index, id, name: tc.function?.name ?? "" });
     }
-    if (typeof fn.arguments === "string" && fn.arguments !== "") {
-      out.push({ type: "tool_call_delta", index, arguments: fn.arguments });
-    }
+    const args = tc.function?.arguments;
+    if (args) out.push({ type: "tool_call_delta", index, arguments: args });
   }
 
   #finish(): IREvent[] {

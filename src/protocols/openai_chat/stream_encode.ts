@@ -1,4 +1,4 @@
-/** Internal events → Chat Completions SSE for the client (§3.6, §5.10 "→ C client"). */
+/** Internal events → Chat Completions SSE for the client (protocols §3.6, §5.10 "→ C client"). */
 import type { ErrorObject } from "../../errors/error_object.ts";
 import type { IREvent } from "../../ir/events.ts";
 import { emptyUsage, mergeUsage } from "../../ir/usage.ts";
@@ -74,7 +74,7 @@ export class ChatStreamEncoder implements StreamEncoder {
   #finish(reason: Extract<IREvent, { type: "finish" }>["reason"]): string {
     this.#done = true;
     let out = "";
-    // A call that never got an argument fragment would end with "" — strict parsers need "{}" (pitfall 7).
+    // A call that never got an argument fragment would end with "" — strict parsers need "{}" (protocols §6 pitfall 7).
     for (const [index, sent] of this.#toolArgs) {
       if (!sent) out += this.#chunk({ tool_calls: [{ index, function: { arguments: "{}" } }] });
     }

@@ -97,7 +97,7 @@ Deno.test("ChatStreamEncoder renders parallel tool calls with their own indexes"
       }),
     },
     { ...HEAD, ...choice({ tool_calls: [{ index: 0, function: { arguments: '{"city":"Paris"}' } }] }) },
-    // the argument-less call is closed with "{}" (pitfall 7)
+    // the argument-less call is closed with "{}" (protocols §6 pitfall 7)
     { ...HEAD, ...choice({ tool_calls: [{ index: 1, function: { arguments: "{}" } }] }) },
     { ...HEAD, ...choice({}, "tool_calls") },
     "[DONE]",

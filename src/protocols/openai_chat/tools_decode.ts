@@ -1,6 +1,7 @@
 /** Chat `tools` and `tool_choice` (client side) → internal. */
 import type { IRTool, IRToolChoice } from "../../ir/request.ts";
-import { fail, isObject } from "./validate.ts";
+import { isObject } from "../../util/json.ts";
+import { fail } from "./validate.ts";
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 

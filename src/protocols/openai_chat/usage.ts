@@ -1,6 +1,7 @@
-/** Chat Completions `CompletionUsage` ↔ internal usage (§3.7, §5.8). Both count cached tokens in the prompt. */
+/** Chat Completions `CompletionUsage` ↔ internal usage (protocols §3.7, §5.8; wire fields in ./wire.ts). Both count cached tokens in the prompt. */
 import { emptyUsage, type IRUsage, mergeUsage } from "../../ir/usage.ts";
-import { isObject, type Obj } from "./validate.ts";
+import type { JsonObject } from "../../util/json.ts";
+import { Usage } from "./wire.ts";
 
 export interface ChatUsage {
   prompt_tokens: number;
@@ -22,28 +23,23 @@ export function toChatUsage(u: IRUsage): ChatUsage {
   };
 }
 
-function num(v: unknown): number | undefined {
-  return typeof v === "number" && Number.isFinite(v) ? v : undefined;
-}
-
 /** The fields an upstream usage object reports (lenient: missing or non-numeric fields are left out). */
-export function fromChatUsage(raw: Obj): Partial<IRUsage> {
-  const prompt = isObject(raw.prompt_tokens_details) ? raw.prompt_tokens_details : {};
-  const completion = isObject(raw.completion_tokens_details) ? raw.completion_tokens_details : {};
+export function fromChatUsage(raw: JsonObject): Partial<IRUsage> {
+  const u = Usage.parse(raw); // every field falls back to undefined: only a non-object could fail
   const out: Partial<IRUsage> = {};
   const set = (k: keyof IRUsage, v: number | undefined) => {
     if (v !== undefined) out[k] = v;
   };
-  set("inputTokens", num(raw.prompt_tokens));
-  set("outputTokens", num(raw.completion_tokens));
+  set("inputTokens", u.prompt_tokens);
+  set("outputTokens", u.completion_tokens);
   // DeepSeek reports cache hits as prompt_cache_hit_tokens instead of the details object.
-  set("cachedInputTokens", num(prompt.cached_tokens) ?? num(raw.prompt_cache_hit_tokens));
-  set("cacheWriteTokens", num(prompt.cache_write_tokens) ?? num(raw.cache_write_tokens));
-  set("reasoningTokens", num(completion.reasoning_tokens));
+  set("cachedInputTokens", u.prompt_tokens_details?.cached_tokens ?? u.prompt_cache_hit_tokens);
+  set("cacheWriteTokens", u.prompt_tokens_details?.cache_write_tokens ?? u.cache_write_tokens);
+  set("reasoningTokens", u.completion_tokens_details?.reasoning_tokens);
   return out;
 }
 
 /** A complete usage record from an upstream usage object (absent fields are 0). */
-export function fullChatUsage(raw: Obj): IRUsage {
+export function fullChatUsage(raw: JsonObject): IRUsage {
   return mergeUsage(emptyUsage(), fromChatUsage(raw));
 }

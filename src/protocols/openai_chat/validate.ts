@@ -1,12 +1,7 @@
 /** Small helpers for strict client-body validation with exact `param` paths. */
 import { type ErrorCode } from "../../errors/codes.ts";
 import { fieldError } from "../../errors/gateway_error.ts";
-
-export type Obj = Record<string, unknown>;
-
-export function isObject(v: unknown): v is Obj {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
+import type { JsonObject } from "../../util/json.ts";
 
 /** Throws the 400 for one field (default code invalid_request). */
 export function fail(param: string, code: ErrorCode = "invalid_request", detail?: string): never {
@@ -14,7 +9,7 @@ export function fail(param: string, code: ErrorCode = "invalid_request", detail?
 }
 
 /** An optional string field: undefined when absent or null, else it must be a string. */
-export function optString(o: Obj, key: string, param: string): string | undefined {
+export function optString(o: JsonObject, key: string, param: string): string | undefined {
   const v = o[key];
   if (v === undefined || v === null) return undefined;
   if (typeof v !== "string") fail(param);
@@ -22,7 +17,7 @@ export function optString(o: Obj, key: string, param: string): string | undefine
 }
 
 /** An optional boolean field: undefined when absent or null, else it must be a boolean. */
-export function optBoolean(o: Obj, key: string, param: string): boolean | undefined {
+export function optBoolean(o: JsonObject, key: string, param: string): boolean | undefined {
   const v = o[key];
   if (v === undefined || v === null) return undefined;
   if (typeof v !== "boolean") fail(param);

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { GatewayError } from "../../errors/gateway_error.ts";
-import { fail, isObject, optBoolean, optString } from "./validate.ts";
+import { isObject } from "../../util/json.ts";
+import { fail, optBoolean, optString } from "./validate.ts";
 
 Deno.test("isObject accepts plain objects only", () => {
   assert.equal(isObject({}), true);

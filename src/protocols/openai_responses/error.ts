@@ -1,6 +1,6 @@
-/** Upstream in-stream error frames (§4.7, pitfall 27); non-2xx bodies are read by ../upstream_error.ts. */
+/** Upstream in-stream error frames (protocols §4.7, pitfall 27); non-2xx bodies are read by ../upstream_error.ts. */
 import type { IREvent } from "../../ir/events.ts";
-import { isRecord, type JsonObject, str } from "./util.ts";
+import { isObject, type JsonObject, str } from "../../util/json.ts";
 
 function codeOf(v: unknown): string | undefined {
   if (typeof v === "string" && v !== "") return v;
@@ -19,13 +19,13 @@ function irError(src: JsonObject, fallback: string): Extract<IREvent, { type: "e
 
 /** `event: error` data, flat or nested (`data.error ?? data`) → IR error. */
 export function errorFromEvent(data: JsonObject): IREvent {
-  const src = isRecord(data.error) ? data.error : data;
+  const src = isObject(data.error) ? data.error : data;
   return irError(src, "upstream stream error");
 }
 
 /** `response.failed` data → IR error from `response.error {code, message}`. */
 export function errorFromFailed(data: JsonObject): IREvent {
-  const res = isRecord(data.response) ? data.response : {};
-  const src = isRecord(res.error) ? res.error : {};
+  const res = isObject(data.response) ? data.response : {};
+  const src = isObject(res.error) ? res.error : {};
   return irError(src, "upstream response failed");
 }

@@ -1,7 +1,8 @@
-/** Client `input` (string or item list, §4.3) → IR system texts and messages. */
+/** Client `input` (string or item list, protocols §4.3) → IR system texts and messages. */
 import { fieldError } from "../../errors/gateway_error.ts";
 import type { IRMessage, IRPart } from "../../ir/request.ts";
-import { absent, isRecord, type JsonObject, str } from "./util.ts";
+import { isObject, type JsonObject, str } from "../../util/json.ts";
+import { absent } from "./util.ts";
 
 export interface DecodedInput {
   system: string[];
@@ -69,7 +70,7 @@ function filePart(part: JsonObject, p: string): IRPart {
 }
 
 function contentPart(part: unknown, role: Role, p: string): IRPart {
-  if (!isRecord(part)) throw fieldError("invalid_request", p);
+  if (!isObject(part)) throw fieldError("invalid_request", p);
   const type = part.type;
   // Text parts are accepted for every role (lenient: input_text in assistant history is read as text).
   if (type === "input_text" || type === "output_text") return { type: "text", text: textOf(part, "text", p) };
@@ -119,7 +120,7 @@ function functionCallOutput(item: JsonObject, p: string, conv: Conversation): vo
   else if (Array.isArray(output)) {
     content = output.map((part, k) => {
       const pp = `${p}.output.${k}`;
-      if (!isRecord(part)) throw fieldError("invalid_request", pp);
+      if (!isObject(part)) throw fieldError("invalid_request", pp);
       if (part.type === "input_text" || part.type === "output_text") return textOf(part, "text", pp);
       if (typeof part.type !== "string") throw fieldError("invalid_request", `${pp}.type`);
       throw fieldError("unsupported_parameter", `${pp}.type`);
@@ -133,7 +134,7 @@ function reasoning(item: JsonObject, conv: Conversation): void {
   const texts = (key: string, type: string): string[] =>
     Array.isArray(item[key])
       ? (item[key] as unknown[]).flatMap((s) =>
-        isRecord(s) && s.type === type && typeof s.text === "string" ? [s.text] : []
+        isObject(s) && s.type === type && typeof s.text === "string" ? [s.text] : []
       )
       : [];
   let parts = texts("summary", "summary_text");
@@ -143,7 +144,7 @@ function reasoning(item: JsonObject, conv: Conversation): void {
 }
 
 function item(raw: unknown, p: string, conv: Conversation): void {
-  if (!isRecord(raw)) throw fieldError("invalid_request", p);
+  if (!isObject(raw)) throw fieldError("invalid_request", p);
   const type = raw.type ?? (raw.role !== undefined ? "message" : undefined);
   switch (type) {
     case "message":

@@ -1,4 +1,4 @@
-/** Output item shapes (§4.5) shared by the JSON and the stream encoders. */
+/** Output item shapes (protocols §4.5) shared by the JSON and the stream encoders. */
 
 export type ItemStatus = "in_progress" | "completed" | "incomplete";
 
@@ -31,7 +31,7 @@ export function functionCallItem(
   return { id, type: "function_call", status, arguments: args, call_id: callId, name };
 }
 
-/** A finished call never carries empty arguments (pitfall 7). */
+/** A finished call never carries empty arguments (protocols §6 pitfall 7). */
 export function finalArguments(args: string): string {
   return args === "" ? "{}" : args;
 }

@@ -1,4 +1,4 @@
-/** The OpenAI Responses protocol (§4): client surface, upstream protocol and native relay. */
+/** The OpenAI Responses protocol (protocols §4): client surface, upstream protocol and native relay. */
 import type { Protocol } from "../codec.ts";
 import { parseUpstreamError } from "../upstream_error.ts";
 import { relayResponse, withUpstreamModel } from "../native.ts";

@@ -10,7 +10,8 @@ import type { IREvent } from "../../ir/events.ts";
 import { sseData, sseEvent } from "../sse.ts";
 import { responseObject } from "./response_object.ts";
 import { ResponsesStreamDecoder } from "./stream_decode.ts";
-import { isRecord, type JsonObject, num, str } from "./util.ts";
+import { isObject, type JsonObject, num, str } from "../../util/json.ts";
+import { parseFrameJson } from "../wire_frame.ts";
 
 const TERMINAL = new Set(["response.completed", "response.incomplete", "response.failed"]);
 
@@ -27,13 +28,8 @@ class ResponsesRelay implements Relay {
 
   push(frame: SseFrame): string {
     if (frame.data.trim() === "[DONE]") return ""; // Responses clients expect no [DONE]
-    let json: unknown;
-    try {
-      json = JSON.parse(frame.data);
-    } catch {
-      json = undefined;
-    }
-    if (!isRecord(json)) return this.out(frame.event, frame.data); // not ours to judge: pass through
+    // A frame that is not a JSON object throws, like in the decoder (../wire_frame.ts).
+    const json = parseFrameJson("openai_responses", frame.data);
     const events = this.decoder.pushJson(json, frame.event);
     this.pending.push(...events);
     // An upstream failure (`error` / `response.failed`) is not relayed: the engine ends the stream
@@ -47,7 +43,7 @@ class ResponsesRelay implements Relay {
 
     let data = frame.data;
     const res = json.response;
-    if (isRecord(res)) {
+    if (isObject(res)) {
       if (res.model !== undefined && res.model !== this.ctx.model) {
         res.model = this.ctx.model;
         data = JSON.stringify(json);

@@ -1,9 +1,10 @@
-/** Client Responses body (§4.2) → IRRequest. Unknown top-level fields are tolerated. */
+/** Client Responses body (protocols §4.2) → IRRequest. Unknown top-level fields are tolerated. */
 import { fieldError } from "../../errors/gateway_error.ts";
 import type { IRRequest } from "../../ir/request.ts";
 import { decodeInput } from "./input_decode.ts";
 import { decodeToolChoice, decodeTools } from "./tools.ts";
-import { absent, isRecord } from "./util.ts";
+import { isObject } from "../../util/json.ts";
+import { absent } from "./util.ts";
 
 function optBool(body: Record<string, unknown>, key: string): boolean | undefined {
   const v = body[key];
@@ -37,17 +38,17 @@ function maxOutputTokens(v: unknown): number | undefined {
 
 function reasoningEffort(v: unknown): string | undefined {
   if (absent(v)) return undefined;
-  if (!isRecord(v)) throw fieldError("invalid_request", "reasoning");
+  if (!isObject(v)) throw fieldError("invalid_request", "reasoning");
   if (absent(v.effort)) return undefined;
   if (typeof v.effort !== "string") throw fieldError("invalid_request", "reasoning.effort");
-  // Providers add levels (alpha documents max/default; §4.2 forwards any non-empty level as sent).
+  // Providers add levels (alpha documents max/default; spec §4.2 forwards any non-empty level as sent).
   if (v.effort.trim() === "") throw fieldError("invalid_parameter", "reasoning.effort");
   return v.effort;
 }
 
 export function decodeRequest(body: Record<string, unknown>): IRRequest {
   if (typeof body.model !== "string") throw fieldError("invalid_request", "model");
-  // The gateway keeps no response storage (§5.11): server-side conversation state cannot be honoured.
+  // The gateway keeps no response storage (protocols §5.11): server-side conversation state cannot be honoured.
   for (const key of ["previous_response_id", "conversation"]) {
     if (!absent(body[key])) throw fieldError("unsupported_parameter", key);
   }

@@ -206,7 +206,7 @@ for (const [name, body, code, param] of rejections) {
   });
 }
 
-Deno.test("decodeRequest forwards any non-empty reasoning effort as sent (§4.2)", () => {
+Deno.test("decodeRequest forwards any non-empty reasoning effort as sent (spec §4.2)", () => {
   assert.equal(
     decodeRequest({ ...ok, reasoning: { effort: "whatever-level" } }).reasoningEffort,
     "whatever-level",

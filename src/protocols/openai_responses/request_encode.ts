@@ -1,9 +1,10 @@
-/** IRRequest → Responses upstream body (§4.2–§4.4, pitfalls 23–25). Stateless: `store:false`. */
+/** IRRequest → Responses upstream body (protocols §4.2–§4.4, pitfalls 23–25). Stateless: `store:false`. */
 import type { UpstreamRequestOptions } from "../codec.ts";
 import type { IRMessage, IRPart, IRRequest } from "../../ir/request.ts";
+import type { JsonObject } from "../../util/json.ts";
 import { toolChoiceToWire, toolsToWire } from "./tools.ts";
 
-type Item = Record<string, unknown>;
+type Item = JsonObject;
 
 function imageUrl(p: Extract<IRPart, { type: "image" }>): string {
   if (p.data !== undefined) return `data:${p.mediaType ?? "image/png"};base64,${p.data}`;
@@ -45,17 +46,17 @@ function assistantItems(m: IRMessage): Item[] {
   for (const p of m.parts) {
     switch (p.type) {
       case "text":
-        // Assistant history must be output_text, never input_text (pitfall 25).
+        // Assistant history must be output_text, never input_text (protocols §6 pitfall 25).
         if (p.text !== "") text.push({ type: "output_text", text: p.text, annotations: [] });
         break;
       case "tool_call":
         flush();
-        // call_id only: an invented fc_ id would be looked up as a stored item (§5.4).
+        // call_id only: an invented fc_ id would be looked up as a stored item (protocols §5.4).
         items.push({ type: "function_call", call_id: p.id, name: p.name, arguments: p.arguments || "{}" });
         break;
       case "reasoning":
         // Dropped: the IR cannot tell whose signature this is; a foreign one sent as
-        // encrypted_content is rejected upstream (and a bare item fails statelessly, pitfall 23).
+        // encrypted_content is rejected upstream (and a bare item fails statelessly, protocols §6 pitfall 23).
         break;
       case "file":
         throw new Error("openai_responses: file parts must be resolved before encoding");
@@ -80,7 +81,7 @@ export function encodeRequest(req: IRRequest, opts: UpstreamRequestOptions): Rec
   if (req.temperature !== undefined) body.temperature = req.temperature;
   if (req.topP !== undefined) body.top_p = req.topP;
   if (req.reasoningEffort !== undefined) {
-    // summary:"auto" makes reasoning summaries stream back (§5.6).
+    // summary:"auto" makes reasoning summaries stream back (protocols §5.6).
     body.reasoning = req.reasoningEffort === "none"
       ? { effort: "none" }
       : { effort: req.reasoningEffort, summary: "auto" };

@@ -1,14 +1,15 @@
-/** Upstream Response JSON (§4.5) → IRResponse. Lenient about extra/missing fields. */
+/** Upstream Response JSON (protocols §4.5) → IRResponse, the envelope read through ./wire.ts. Lenient about extra/missing fields. */
 import { UpstreamProtocolError } from "../codec.ts";
 import type { IROutputBlock, IRResponse } from "../../ir/response.ts";
 import { emptyUsage, mergeUsage } from "../../ir/usage.ts";
 import { stopReasonFromStatus } from "./status.ts";
 import { usageFromWire } from "./usage.ts";
-import { isRecord, type JsonObject, str } from "./util.ts";
+import { isObject, str } from "../../util/json.ts";
+import { ResponseObject } from "./wire.ts";
 
 function texts(list: unknown, type: string): string[] {
   if (!Array.isArray(list)) return [];
-  return list.flatMap((s) => isRecord(s) && s.type === type && typeof s.text === "string" ? [s.text] : []);
+  return list.flatMap((s) => isObject(s) && s.type === type && typeof s.text === "string" ? [s.text] : []);
 }
 
 /** Output items → IR blocks; `refused` tells whether a refusal part was seen. */
@@ -16,10 +17,10 @@ export function outputBlocks(output: unknown[]): { blocks: IROutputBlock[]; refu
   const blocks: IROutputBlock[] = [];
   let refused = false;
   for (const item of output) {
-    if (!isRecord(item)) continue;
+    if (!isObject(item)) continue;
     if (item.type === "message" && Array.isArray(item.content)) {
       for (const part of item.content) {
-        if (!isRecord(part)) continue;
+        if (!isObject(part)) continue;
         if (part.type === "output_text" && typeof part.text === "string") {
           blocks.push({ type: "text", text: part.text });
         } else if (part.type === "refusal" && typeof part.refusal === "string") {
@@ -45,34 +46,33 @@ export function outputBlocks(output: unknown[]): { blocks: IROutputBlock[]; refu
   return { blocks, refused };
 }
 
-function failureMessage(json: JsonObject): string {
-  const err = isRecord(json.error) ? json.error : {};
+function failureMessage(error: unknown): string {
+  const err = isObject(error) ? error : {};
   const code = str(err.code);
   const message = str(err.message) ?? "upstream response failed";
   return code ? `${code}: ${message}` : message;
 }
 
 export function decodeResponse(json: unknown): IRResponse {
-  if (
-    !isRecord(json) || !Array.isArray(json.output) ||
-    (json.object !== undefined && json.object !== "response")
-  ) {
+  const parsed = ResponseObject.safeParse(json);
+  if (!parsed.success || !parsed.data.output) {
     throw new UpstreamProtocolError("openai_responses: body is not a response object");
   }
-  const status = json.status ?? "completed";
-  if (status === "failed") throw new UpstreamProtocolError(failureMessage(json));
+  const r = parsed.data;
+  const status = r.status ?? "completed";
+  if (status === "failed") throw new UpstreamProtocolError(failureMessage(r.error));
   if (status !== "completed" && status !== "incomplete") {
     throw new UpstreamProtocolError(`openai_responses: unexpected response status ${JSON.stringify(status)}`);
   }
-  const { blocks, refused } = outputBlocks(json.output);
+  const { blocks, refused } = outputBlocks(r.output ?? []);
   const hasToolCalls = blocks.some((b) => b.type === "tool_call");
   const res: IRResponse = {
-    id: str(json.id) ?? "",
-    model: str(json.model) ?? "",
+    id: r.id ?? "",
+    model: r.model ?? "",
     content: blocks,
-    stopReason: stopReasonFromStatus(status, json.incomplete_details, hasToolCalls, refused),
+    stopReason: stopReasonFromStatus(status, r.incomplete_details, hasToolCalls, refused),
   };
-  const usage = usageFromWire(json.usage);
+  const usage = usageFromWire(r.usage);
   if (usage) res.usage = mergeUsage(emptyUsage(), usage);
   return res;
 }

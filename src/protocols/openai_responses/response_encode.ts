@@ -1,4 +1,4 @@
-/** IRResponse → client Response JSON (§4.5). */
+/** IRResponse → client Response JSON (protocols §4.5). */
 import type { EncodeContext } from "../codec.ts";
 import type { IRResponse } from "../../ir/response.ts";
 import { finalArguments, functionCallItem, messageItem, reasoningItem } from "./items.ts";

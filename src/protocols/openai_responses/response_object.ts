@@ -1,4 +1,4 @@
-/** The full Response object (§4.5) with request echo fields, shared by JSON and stream encoders. */
+/** The full Response object (protocols §4.5) with request echo fields, shared by JSON and stream encoders. */
 import type { EncodeContext } from "../codec.ts";
 import { toolChoiceToWire, toolsToWire } from "./tools.ts";
 

@@ -1,6 +1,6 @@
-/** Stop reasons ↔ Responses `status` + `incomplete_details.reason` (§5.7). */
+/** Stop reasons ↔ Responses `status` + `incomplete_details.reason` (protocols §5.7). */
 import type { IRStopReason } from "../../ir/events.ts";
-import { isRecord } from "./util.ts";
+import { isObject } from "../../util/json.ts";
 
 export type TerminalStatus = "completed" | "incomplete";
 
@@ -24,7 +24,7 @@ export function statusFromStopReason(reason: IRStopReason): WireStatus {
 
 /**
  * Upstream terminal status → IR stop reason. `completed` is `tool_calls` when function calls were
- * produced (never trust a status alone, §5.7), `content_filter` when the model refused, else `stop`.
+ * produced (never trust a status alone, protocols §5.7), `content_filter` when the model refused, else `stop`.
  */
 export function stopReasonFromStatus(
   status: unknown,
@@ -33,7 +33,7 @@ export function stopReasonFromStatus(
   refused = false,
 ): IRStopReason {
   if (status === "incomplete") {
-    const reason = isRecord(incompleteDetails) ? incompleteDetails.reason : undefined;
+    const reason = isObject(incompleteDetails) ? incompleteDetails.reason : undefined;
     return reason === "content_filter" ? "content_filter" : "length";
   }
   if (hasToolCalls) return "tool_calls";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { statusFromStopReason, stopReasonFromStatus } from "./status.ts";
 
-Deno.test("stop reason → status (§5.7)", () => {
+Deno.test("stop reason → status (protocols §5.7)", () => {
   for (const r of ["stop", "stop_sequence", "tool_calls"] as const) {
     assert.deepEqual(statusFromStopReason(r), { status: "completed", incompleteReason: null });
   }
@@ -15,7 +15,7 @@ Deno.test("stop reason → status (§5.7)", () => {
   });
 });
 
-Deno.test("status → stop reason (§5.7)", () => {
+Deno.test("status → stop reason (protocols §5.7)", () => {
   assert.equal(stopReasonFromStatus("completed", null, false), "stop");
   assert.equal(stopReasonFromStatus("completed", null, true), "tool_calls");
   assert.equal(stopReasonFromStatus("completed", null, false, true), "content_filter");

@@ -1,11 +1,26 @@
-/** Upstream Responses SSE (§4.7) → IR events (§5.10 "R upstream → A or C client"). */
-import { type SseFrame, type StreamDecoder, UpstreamProtocolError } from "../codec.ts";
+/**
+ * Upstream Responses SSE (protocols §4.7) → IR events (protocols §5.10 "R upstream → A or C
+ * client"), each handled event read through ./wire.ts.
+ */
+import type { SseFrame, StreamDecoder } from "../codec.ts";
 import type { IREvent } from "../../ir/events.ts";
+import { type JsonObject, str } from "../../util/json.ts";
+import { parseFrameJson, readWire } from "../wire_frame.ts";
 import { errorFromEvent, errorFromFailed } from "./error.ts";
 import { outputBlocks } from "./response_decode.ts";
 import { stopReasonFromStatus } from "./status.ts";
 import { usageFromWire } from "./usage.ts";
-import { isRecord, type JsonObject, num, str } from "./util.ts";
+import {
+  FunctionCallItem,
+  type Located,
+  OutputItemFrame,
+  readDelta,
+  ResponseFrame,
+  type ResponseObject,
+} from "./wire.ts";
+
+const read = <S extends Parameters<typeof readWire>[2]>(what: string, schema: S, json: unknown) =>
+  readWire("openai_responses", what, schema, json);
 
 interface CallState {
   index: number;
@@ -24,16 +39,10 @@ export class ResponsesStreamDecoder implements StreamDecoder {
   /** Per reasoning item: which stream feeds it (summary or raw text) and the last part index seen. */
   private readonly reasoning = new Map<string, { kind: string; index: number }>();
 
+  /** Throws UpstreamProtocolError on a malformed frame (../wire_frame.ts); unknown event types are ignored. */
   push(frame: SseFrame): IREvent[] {
     if (frame.data.trim() === "[DONE]") return []; // stray terminator from compatible servers
-    let json: unknown;
-    try {
-      json = JSON.parse(frame.data);
-    } catch {
-      throw new UpstreamProtocolError("openai_responses: stream event is not JSON");
-    }
-    if (!isRecord(json)) throw new UpstreamProtocolError("openai_responses: stream event is not an object");
-    return this.pushJson(json, frame.event);
+    return this.pushJson(parseFrameJson("openai_responses", frame.data), frame.event);
   }
 
   /** One already-parsed event (the relay parses each frame once and feeds it here). */
@@ -44,28 +53,36 @@ export class ResponsesStreamDecoder implements StreamDecoder {
       case "response.created":
       case "response.in_progress":
       case "response.queued":
-        return this.start(data.response);
+        return this.start(read(type, ResponseFrame, data).response);
       case "response.output_item.added":
       case "response.output_item.done":
-        return this.item(data);
+        return this.item(read(type, OutputItemFrame, data));
+      // Hot path: hand-written guards, see wire.ts readDelta.
       case "response.function_call_arguments.delta":
-        return this.args(data, str(data.delta) ?? "", false);
+        return this.args(readDelta(data, type, "delta"), false);
       case "response.function_call_arguments.done":
-        return this.args(data, str(data.arguments) ?? "", true);
+        return this.args(readDelta(data, type, "arguments"), true);
       case "response.refusal.delta":
         this.refused = true;
-        return this.text(data, str(data.delta) ?? "", false);
+        return this.text(readDelta(data, type, "delta"), false);
       case "response.output_text.delta":
-        return this.text(data, str(data.delta) ?? "", false);
+        return this.text(readDelta(data, type, "delta"), false);
       case "response.output_text.done":
-        return this.text(data, str(data.text) ?? "", true);
-      case "response.reasoning_summary_text.delta":
-        return this.think(data, "summary", num(data.summary_index) ?? 0);
-      case "response.reasoning_text.delta":
-        return this.think(data, "raw", num(data.content_index) ?? 0);
+        return this.text(readDelta(data, type, "text"), true);
+      case "response.reasoning_summary_text.delta": {
+        const f = readDelta(data, type, "delta");
+        return this.think(f, "summary", f.summary_index ?? 0);
+      }
+      case "response.reasoning_text.delta": {
+        const f = readDelta(data, type, "delta");
+        return this.think(f, "raw", f.content_index ?? 0);
+      }
       case "response.completed":
       case "response.incomplete":
-        return this.terminal(data, type === "response.completed" ? "completed" : "incomplete");
+        return this.terminal(
+          read(type, ResponseFrame, data).response,
+          type === "response.completed" ? "completed" : "incomplete",
+        );
       case "response.failed":
         this.done = true;
         return [errorFromFailed(data)];
@@ -81,11 +98,10 @@ export class ResponsesStreamDecoder implements StreamDecoder {
     return [];
   }
 
-  private start(res: unknown): IREvent[] {
+  private start(res: { id?: string | null; model?: string | null } | undefined): IREvent[] {
     if (this.started) return [];
     this.started = true;
-    const r = isRecord(res) ? res : {};
-    return [{ type: "start", id: str(r.id) ?? "", model: str(r.model) ?? "" }];
+    return [{ type: "start", id: res?.id ?? "", model: res?.model ?? "" }];
   }
 
   private content(events: IREvent[]): IREvent[] {
@@ -94,10 +110,12 @@ export class ResponsesStreamDecoder implements StreamDecoder {
     return [...this.start(undefined), ...events];
   }
 
-  private lookup(data: JsonObject): CallState | undefined {
-    const byItem = typeof data.item_id === "string" ? this.callsByItem.get(data.item_id) : undefined;
-    const idx = num(data.output_index);
-    return byItem ?? (idx === undefined ? undefined : this.callsByOutput.get(idx));
+  private lookup(
+    itemId: string | null | undefined,
+    outputIndex: number | null | undefined,
+  ): CallState | undefined {
+    const byItem = typeof itemId === "string" ? this.callsByItem.get(itemId) : undefined;
+    return byItem ?? (typeof outputIndex === "number" ? this.callsByOutput.get(outputIndex) : undefined);
   }
 
   /** Emits what `full` adds to what was already streamed (servers that skip deltas send it only here). */
@@ -108,33 +126,34 @@ export class ResponsesStreamDecoder implements StreamDecoder {
     return [{ type: "tool_call_delta", index: call.index, arguments: rest }];
   }
 
-  private item(data: JsonObject): IREvent[] {
-    const item = data.item;
-    if (!isRecord(item) || item.type !== "function_call") return [];
+  private item(data: OutputItemFrame): IREvent[] {
+    if (data.item.type !== "function_call") return [];
+    const item = read("function_call item", FunctionCallItem, data.item);
     const out: IREvent[] = [];
-    let call = this.lookup({ item_id: item.id, output_index: data.output_index });
+    let call = this.lookup(item.id, data.output_index);
     if (!call) {
       call = { index: this.nextTool++, args: "" };
       if (typeof item.id === "string") this.callsByItem.set(item.id, call);
-      const idx = num(data.output_index);
-      if (idx !== undefined) this.callsByOutput.set(idx, call);
-      const id = str(item.call_id) ?? str(item.id) ?? "";
-      out.push({ type: "tool_call_start", index: call.index, id, name: str(item.name) ?? "" });
+      if (typeof data.output_index === "number") this.callsByOutput.set(data.output_index, call);
+      const id = item.call_id ?? item.id ?? "";
+      out.push({ type: "tool_call_start", index: call.index, id, name: item.name ?? "" });
     }
-    out.push(...this.catchUp(call, str(item.arguments) ?? ""));
+    out.push(...this.catchUp(call, item.arguments ?? ""));
     return this.content(out);
   }
 
-  private args(data: JsonObject, text: string, isDone: boolean): IREvent[] {
-    const call = this.lookup(data);
+  private args(at: Located & { text: string }, isDone: boolean): IREvent[] {
+    const text = at.text;
+    const call = this.lookup(at.item_id, at.output_index);
     if (!call || text === "") return [];
     if (isDone) return this.content(this.catchUp(call, text));
     call.args += text;
     return this.content([{ type: "tool_call_delta", index: call.index, arguments: text }]);
   }
 
-  private text(data: JsonObject, text: string, isDone: boolean): IREvent[] {
-    const key = `${str(data.item_id) ?? num(data.output_index) ?? ""}:${num(data.content_index) ?? 0}`;
+  private text(at: Located & { text: string }, isDone: boolean): IREvent[] {
+    const text = at.text;
+    const key = `${at.item_id ?? at.output_index ?? ""}:${at.content_index ?? 0}`;
     const seen = this.texts.get(key) ?? "";
     let delta = text;
     if (isDone) {
@@ -146,9 +165,9 @@ export class ResponsesStreamDecoder implements StreamDecoder {
     return this.content([{ type: "text_delta", text: delta }]);
   }
 
-  private think(data: JsonObject, kind: string, index: number): IREvent[] {
-    const delta = str(data.delta) ?? "";
-    const key = str(data.item_id) ?? String(num(data.output_index) ?? "");
+  private think(at: Located & { text: string }, kind: string, index: number): IREvent[] {
+    const delta = at.text;
+    const key = at.item_id ?? String(at.output_index ?? "");
     const prev = this.reasoning.get(key);
     if (delta === "" || (prev && prev.kind !== kind)) return [];
     this.reasoning.set(key, { kind, index });
@@ -156,11 +175,10 @@ export class ResponsesStreamDecoder implements StreamDecoder {
     return this.content([{ type: "reasoning_delta", text: sep + delta }]);
   }
 
-  private terminal(data: JsonObject, status: "completed" | "incomplete"): IREvent[] {
+  private terminal(res: ResponseObject, status: "completed" | "incomplete"): IREvent[] {
     this.done = true;
-    const res = isRecord(data.response) ? data.response : {};
     const out: IREvent[] = [...this.start(res)];
-    const output = Array.isArray(res.output) ? res.output : [];
+    const output = res.output ?? [];
     const { blocks, refused } = outputBlocks(output);
     if (!this.sawContent) {
       // A server that sent only the terminal event: take the content from its output[].

@@ -1,5 +1,5 @@
 /**
- * IR events → Responses SSE for a client (§4.7, §5.10 "X upstream → R client", pitfall 26).
+ * IR events → Responses SSE for a client (protocols §4.7, §5.10 "X upstream → R client", pitfall 26).
  *
  * One output item is open at a time. Once a function_call item is open it stays open until
  * `finish`, because Chat upstreams may interleave argument fragments of several calls: later calls'

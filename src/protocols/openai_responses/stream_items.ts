@@ -1,4 +1,4 @@
-/** Frames of one output item's lifecycle in a Responses stream (§4.7), for the stream encoder. */
+/** Frames of one output item's lifecycle in a Responses stream (protocols §4.7), for the stream encoder. */
 import {
   finalArguments,
   functionCallItem,
@@ -7,8 +7,9 @@ import {
   outputTextPart,
   reasoningItem,
 } from "./items.ts";
+import type { JsonObject } from "../../util/json.ts";
 
-export type Fields = Record<string, unknown>;
+export type Fields = JsonObject;
 
 /** Serialises one event, assigning the next sequence_number. */
 export type Emit = (type: string, fields: Fields) => string;

@@ -1,12 +1,13 @@
-/** Function tools and tool_choice (§4.4, §5.3): client wire → IR, IR → upstream / echo wire. */
+/** Function tools and tool_choice (protocols §4.4, §5.3): client wire → IR, IR → upstream / echo wire. */
 import { fieldError } from "../../errors/gateway_error.ts";
 import type { IRTool, IRToolChoice } from "../../ir/request.ts";
-import { absent, isRecord, str } from "./util.ts";
+import { isObject, str } from "../../util/json.ts";
+import { absent } from "./util.ts";
 
 const EMPTY_SCHEMA = { type: "object", properties: {} };
 
 function decodeTool(t: unknown, p: string): IRTool {
-  if (!isRecord(t)) throw fieldError("invalid_request", p);
+  if (!isObject(t)) throw fieldError("invalid_request", p);
   // Chat-shaped {type:"function", function:{…}} and Anthropic-shaped {name, input_schema} are not Responses tools.
   if ("function" in t || "input_schema" in t) throw fieldError("invalid_request", p);
   if (t.type === undefined) throw fieldError("invalid_request", `${p}.type`);
@@ -19,7 +20,7 @@ function decodeTool(t: unknown, p: string): IRTool {
     tool.description = t.description;
   }
   if (!absent(t.parameters)) {
-    if (!isRecord(t.parameters)) throw fieldError("invalid_request", `${p}.parameters`);
+    if (!isObject(t.parameters)) throw fieldError("invalid_request", `${p}.parameters`);
     tool.parameters = t.parameters;
   }
   if (!absent(t.strict)) {
@@ -43,7 +44,7 @@ export function decodeToolChoice(v: unknown): IRToolChoice | undefined {
     if (v === "auto" || v === "none" || v === "required") return { type: v };
     throw fieldError("invalid_parameter", "tool_choice");
   }
-  if (!isRecord(v)) throw fieldError("invalid_request", "tool_choice");
+  if (!isObject(v)) throw fieldError("invalid_request", "tool_choice");
   if (typeof v.type !== "string") throw fieldError("invalid_request", "tool_choice.type");
   if (v.type !== "function") throw fieldError("unsupported_parameter", "tool_choice");
   const name = str(v.name);
@@ -51,7 +52,7 @@ export function decodeToolChoice(v: unknown): IRToolChoice | undefined {
   return { type: "tool", name };
 }
 
-/** IR tools → flat Responses function tools; `strict` is false unless the source said true (pitfall 24). */
+/** IR tools → flat Responses function tools; `strict` is false unless the source said true (protocols §6 pitfall 24). */
 export function toolsToWire(tools: IRTool[]): Record<string, unknown>[] {
   return tools.map((t) => {
     const out: Record<string, unknown> = { type: "function", name: t.name };

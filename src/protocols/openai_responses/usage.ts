@@ -1,21 +1,21 @@
-/** Responses `ResponseUsage` (§4.6) ↔ IR usage. Both count cached tokens inside input_tokens. */
+/** Responses `ResponseUsage` (protocols §4.6) ↔ IR usage. Both count cached tokens inside input_tokens. */
 import { emptyUsage, type IRUsage } from "../../ir/usage.ts";
-import { isRecord, num } from "./util.ts";
+import { isObject, num } from "../../util/json.ts";
 
 /** Wire usage → partial IR usage (only the fields present). Undefined when there is no usage object. */
 export function usageFromWire(u: unknown): Partial<IRUsage> | undefined {
-  if (!isRecord(u)) return undefined;
+  if (!isObject(u)) return undefined;
   const out: Partial<IRUsage> = {};
   const input = num(u.input_tokens) ?? num(u.prompt_tokens);
   const output = num(u.output_tokens) ?? num(u.completion_tokens);
   if (input !== undefined) out.inputTokens = input;
   if (output !== undefined) out.outputTokens = output;
-  const inDetails = isRecord(u.input_tokens_details) ? u.input_tokens_details : undefined;
+  const inDetails = isObject(u.input_tokens_details) ? u.input_tokens_details : undefined;
   const cached = num(inDetails?.cached_tokens);
   const written = num(inDetails?.cache_write_tokens);
   if (cached !== undefined) out.cachedInputTokens = cached;
   if (written !== undefined) out.cacheWriteTokens = written;
-  const outDetails = isRecord(u.output_tokens_details) ? u.output_tokens_details : undefined;
+  const outDetails = isObject(u.output_tokens_details) ? u.output_tokens_details : undefined;
   const reasoning = num(outDetails?.reasoning_tokens);
   if (reasoning !== undefined) out.reasoningTokens = reasoning;
   return out;

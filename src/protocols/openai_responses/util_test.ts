@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
-import { absent, isRecord, num, str } from "./util.ts";
+import { isObject, num, str } from "../../util/json.ts";
+import { absent } from "./util.ts";
 
 Deno.test("value guards", () => {
-  assert.equal(isRecord({}), true);
-  assert.equal(isRecord([]), false);
-  assert.equal(isRecord(null), false);
+  assert.equal(isObject({}), true);
+  assert.equal(isObject([]), false);
+  assert.equal(isObject(null), false);
   assert.equal(str(1), undefined);
   assert.equal(num(Number.NaN), undefined);
   assert.equal(num(3), 3);

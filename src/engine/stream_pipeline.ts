@@ -126,26 +126,42 @@ export class StreamPipeline {
 
   /** Client text for a batch of upstream frames, or the error that ends the stream. */
   #translate(batch: SseFrame[]): Step {
+    const out = { text: "" };
+    try {
+      const error = this.#translateInto(batch, out);
+      return error ? { text: out.text, error } : out;
+    } catch (err) {
+      // A malformed frame or a codec bug: the text of the frames before it still goes out, then the one
+      // error frame (spec §6 rule 2).
+      if (!(err instanceof GatewayError)) console.error(`stream ${this.#opts.requestId} failed: ${err}`);
+      return {
+        text: out.text,
+        error: err instanceof GatewayError ? err : new GatewayError("stream_service_error"),
+      };
+    }
+  }
+
+  /** Appends each frame's client text to `out` as it is made; returns the error that ends the stream, if any. */
+  #translateInto(batch: SseFrame[], out: { text: string }): GatewayError | undefined {
     const mode = this.#opts.mode;
-    let text = "";
     for (const frame of batch) {
       if (mode.kind === "relay") {
-        const out = mode.relay.push(frame);
+        const relayed = mode.relay.push(frame);
         for (const ev of mode.relay.events()) {
           const error = this.#observe(ev);
-          if (error) return { text, error };
+          if (error) return error;
         }
-        text += out;
+        out.text += relayed;
       } else {
         for (const ev of mode.decoder.push(frame)) {
           const error = this.#observe(ev);
-          if (error) return { text, error };
-          text += mode.encoder.push(ev);
+          if (error) return error;
+          out.text += mode.encoder.push(ev);
         }
       }
       if (this.#finished) break; // nothing may follow the terminal frames
     }
-    return { text };
+    return undefined;
   }
 
   /** The upstream body ended: what is still pending, and an error unless the answer was finished. */

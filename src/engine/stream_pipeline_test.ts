@@ -201,6 +201,14 @@ Deno.test("StreamPipeline sends the GatewayError a decoder throws as the error f
   assert.equal(p.outcomes[0]!.error?.code, "upstream_invalid_response");
 });
 
+Deno.test("StreamPipeline keeps the text of the frames before a malformed one in the same upstream read", async () => {
+  const up = upstream([[start, text("ab"), { data: "{not json" }, text("never")]]);
+  const p = pipeline(up.batches);
+  assert.deepEqual(await p.rest(), ["start\ntext:ab\nerror:stream_service_error:req_t\n"]);
+  assert.equal(p.outcomes.length, 1);
+  assert.equal(p.outcomes[0]!.deliveredChars, 2);
+});
+
 Deno.test("StreamPipeline ends an upstream body that stops before the finish with an error frame", async () => {
   const up = upstream([[start, text("ab")]]);
   const p = pipeline(up.batches);

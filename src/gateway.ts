@@ -9,7 +9,7 @@ import { createHandler } from "./http/server.ts";
 import { configureExtraction } from "./files/extract/mod.ts";
 import { openStore } from "./store/open.ts";
 import { idGenerator } from "./util/ids.ts";
-import { simulatorTargets, targetsFromConfig } from "./upstream/targets.ts";
+import { simulatorTargets, targetsFromConfig } from "./families/upstreams.ts";
 
 export interface Gateway {
   app: App;

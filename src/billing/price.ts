@@ -21,7 +21,7 @@ export function reserveAmount(
   return discounted(raw, rates, member);
 }
 
-/** spec §8.1 p.1, p.4, p.6 and theta: cache reads leave ordinary input; searches per search or once per request. */
+/** spec §8.1 p.1, p.4, p.6: cache reads leave ordinary input; a search fee per search, or once per request that searched. */
 export function chargeAmount(rates: Rates, usage: IRUsage, member: boolean): bigint {
   const cached = BigInt(Math.min(usage.cachedInputTokens, usage.inputTokens));
   const ordinary = BigInt(usage.inputTokens) - cached;

@@ -39,7 +39,18 @@ export interface UpstreamLease {
   release(): void;
 }
 
+/** The family's upstream: its native protocol and the configuration variables naming it. */
+export interface FamilyUpstream {
+  protocol: ProtocolName;
+  urlVar: "ALPHA_UPSTREAM_URL" | "BETA_UPSTREAM_URL" | "DELTA_UPSTREAM_URL" | "THETA_UPSTREAM_URL";
+  /** Comma-separated keys, one upstream account each. */
+  keysVar: "ALPHA_UPSTREAM_KEY" | "BETA_UPSTREAM_KEY" | "DELTA_UPSTREAM_KEY" | "THETA_UPSTREAM_KEYS";
+  /** Accounts the demo simulator stands in for. */
+  simulatorAccounts: number;
+}
+
 export interface FamilyPolicy {
+  readonly upstream: FamilyUpstream;
   readonly codes: FamilyCodes;
   /** Key states that matter only to this family (theta: paused, spec §3.2). Throws to refuse. */
   admitKey(account: Account): void;
@@ -66,8 +77,13 @@ export const COMMON_CAP_CODES: CapCodes = {
 };
 
 /** A policy with no family behaviour beyond its codes: the first key, no rules, nothing to inspect. */
-export function plainPolicy(codes: FamilyCodes, overrides: Partial<FamilyPolicy> = {}): FamilyPolicy {
+export function plainPolicy(
+  upstream: FamilyUpstream,
+  codes: FamilyCodes,
+  overrides: Partial<FamilyPolicy> = {},
+): FamilyPolicy {
   return {
+    upstream,
     codes,
     admitKey() {},
     answerHeaders: () => ({}),

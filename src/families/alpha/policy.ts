@@ -6,6 +6,11 @@ import { ALPHA_FIELDS } from "./field_rules.ts";
 const FIELDS = compileFieldTable(ALPHA_FIELDS);
 
 export const alphaPolicy = plainPolicy({
+  protocol: "openai_chat",
+  urlVar: "ALPHA_UPSTREAM_URL",
+  keysVar: "ALPHA_UPSTREAM_KEY",
+  simulatorAccounts: 1,
+}, {
   unavailable: "alpha_unavailable",
   inStream: "alpha_unavailable",
   rateLimited: "alpha_provider_rate_limit", // spec §7.3 note: alpha's own reason for a provider 429

@@ -2,6 +2,11 @@
 import { COMMON_CAP_CODES, plainPolicy } from "../policy.ts";
 
 export const betaPolicy = plainPolicy({
+  protocol: "anthropic",
+  urlVar: "BETA_UPSTREAM_URL",
+  keysVar: "BETA_UPSTREAM_KEY",
+  simulatorAccounts: 1,
+}, {
   unavailable: "upstream_unavailable",
   inStream: "stream_service_error",
   rateLimited: "standard_capacity_saturated",

@@ -5,6 +5,11 @@
 import { plainPolicy } from "../policy.ts";
 
 export const deltaPolicy = plainPolicy({
+  protocol: "openai_responses",
+  urlVar: "DELTA_UPSTREAM_URL",
+  keysVar: "DELTA_UPSTREAM_KEY",
+  simulatorAccounts: 1,
+}, {
   unavailable: "delta_unavailable",
   serverError: "delta_upstream_error",
   inStream: "delta_upstream_error",

@@ -6,6 +6,11 @@ import { GatewayError } from "../../errors/gateway_error.ts";
 import { COMMON_CAP_CODES, plainPolicy } from "../policy.ts";
 
 export const thetaPolicy = plainPolicy({
+  protocol: "openai_chat",
+  urlVar: "THETA_UPSTREAM_URL",
+  keysVar: "THETA_UPSTREAM_KEYS",
+  simulatorAccounts: 2, // an account pool (spec §4.7)
+}, {
   unavailable: "theta_unavailable",
   inStream: "stream_service_error",
   rateLimited: "standard_capacity_saturated",

@@ -52,7 +52,7 @@ export async function benchCommitLag(perSecond: number, seconds: number) {
     const end = performance.now() + seconds * 1000;
     let cycles = 0;
     while (performance.now() < end) {
-      for (let i = 0; i < perTick; i++) cycle(cycles++);
+      for (let i = 0; i < perTick; i++) await cycle(cycles++);
       await new Promise((r) => setTimeout(r, 10));
     }
     await accounts.close();
@@ -77,8 +77,8 @@ async function cycler(accounts: Accounts) {
     reasoningTokens: 0,
     webSearchRequests: 0,
   };
-  const run = (n: number) => {
-    const r = reserve(accounts, tariff, {
+  const run = async (n: number) => {
+    const r = await reserve(accounts.ledger, tariff, {
       account,
       capCodes: COMMON_CAP_CODES,
       model,
@@ -104,7 +104,7 @@ export async function benchLedger(kind: "memory" | "file", seconds: number): Pro
     const t0 = performance.now();
     const end = t0 + seconds * 1000;
     while (performance.now() < end) {
-      for (let i = 0; i < CHUNK; i++) cycle(cycles++);
+      for (let i = 0; i < CHUNK; i++) await cycle(cycles++);
       await new Promise((r) => setTimeout(r, 0));
     }
     const t1 = performance.now();

@@ -2,6 +2,14 @@ import assert from "node:assert/strict";
 import { KvStore } from "../store/kv_store.ts";
 import type { KeyRecord, UsageRow } from "../store/types.ts";
 import { type Account, Accounts } from "./accounts.ts";
+import type { CapCodes } from "./caps.ts";
+
+const CAP_CODES: CapCodes = {
+  hourly_reserve_limit: "hourly_reserve_limit",
+  daily_reserve_limit: "daily_reserve_limit",
+  hourly_spend_limit: "hourly_spend_limit",
+  daily_spend_limit: "daily_spend_limit",
+};
 
 function keyRec(id: string, balance: bigint): KeyRecord {
   return {
@@ -56,7 +64,7 @@ Deno.test("Accounts.load settles leftover checkpoints once, never above the bala
   await store.createKey(keyRec("key_a", 100n));
   await store.createKey(keyRec("key_b", 1_000n));
   await store.commit({
-    keys: [],
+    money: [],
     usage: [],
     open: [
       row("req_over", "key_a", 150n, { writtenOff: 5n }),
@@ -90,44 +98,82 @@ Deno.test("Accounts.load settles leftover checkpoints once, never above the bala
   store.close();
 });
 
-Deno.test("Accounts.tryHold refuses a hold beyond the available credit", async () => {
+/** The in-memory ledger's hold as a yes/no (its refusal is a GatewayError). */
+const tryHold = (accounts: Accounts, acc: Account, amount: bigint, now: number) =>
+  accounts.ledger.hold(acc, { amount, capCodes: CAP_CODES, now }).then(() => true, () => false);
+
+Deno.test("Ledger.hold refuses a hold beyond the available credit", async () => {
   const store = await KvStore.open(":memory:");
   const accounts = await Accounts.load(store);
   const { account } = await accounts.create({ balance: 100n });
   const now = Date.now();
-  assert.equal(accounts.tryHold(account, 60n, now), true);
-  assert.equal(accounts.tryHold(account, 41n, now), false);
+  assert.equal(await tryHold(accounts, account, 60n, now), true);
+  assert.equal(await tryHold(accounts, account, 41n, now), false);
   assert.equal(account.held, 60n, "a refused hold changes nothing");
-  assert.equal(accounts.tryHold(account, 40n, now), true);
+  assert.equal(await tryHold(accounts, account, 40n, now), true);
   assert.equal(accounts.available(account), 0n);
-  assert.equal(accounts.tryHold(account, 1n, now), false);
-  const w = accounts.windows(account, now);
+  assert.equal(await tryHold(accounts, account, 1n, now), false);
+  const w = accounts.ledger.windows(account, now);
   assert.deepEqual([w.hourReserved, w.dayReserved, w.open], [100n, 100n, 100n]);
   assertIdentity(accounts, account);
   await accounts.close();
   store.close();
 });
 
-Deno.test("Accounts.settle moves the hold to spent and keeps credited = balance + held + spent", async () => {
+Deno.test("Ledger.settle moves the hold to spent and keeps credited = balance + held + spent", async () => {
   const store = await KvStore.open(":memory:");
   const accounts = await Accounts.load(store);
   const { account } = await accounts.create({ balance: 1_000n });
   const now = Date.now();
-  accounts.tryHold(account, 300n, now);
-  accounts.tryHold(account, 200n, now);
+  await tryHold(accounts, account, 300n, now);
+  await tryHold(accounts, account, 200n, now);
   assertIdentity(accounts, account);
-  accounts.settle(account, 300n, 120n, row("req_1", account.rec.id, 120n, { createdAt: now, status: "ok" }));
+  accounts.ledger.settle(
+    account,
+    300n,
+    120n,
+    row("req_1", account.rec.id, 120n, { createdAt: now, status: "ok" }),
+  );
   assert.equal(account.held, 200n);
   assert.equal(account.rec.balance, 880n);
   assert.equal(account.rec.spent, 120n);
   assert.equal(accounts.available(account), 680n);
   assertIdentity(accounts, account);
-  const w = accounts.windows(account, now);
+  const w = accounts.ledger.windows(account, now);
   assert.deepEqual([w.open, w.hourSpent, w.daySpent, w.hourReserved], [200n, 120n, 120n, 500n]);
 
   await accounts.committer.flush();
   assert.equal((await store.getKey(account.rec.id))!.balance, 880n);
   assert.deepEqual((await store.listUsage(account.rec.id, { limit: 5 })).rows.map((r) => r.charged), [120n]);
+  await accounts.close();
+  store.close();
+});
+
+Deno.test("Accounts.topUp credits as a delta and update writes metadata only", async () => {
+  const store = await KvStore.open(":memory:");
+  const accounts = await Accounts.load(store);
+  const { account } = await accounts.create({ balance: 1_000n });
+  await tryHold(accounts, account, 300n, Date.now());
+  accounts.ledger.settle(account, 300n, 100n, row("req_1", account.rec.id, 100n, { status: "ok" }));
+  await accounts.topUp(account.rec.id, 50n);
+  assert.deepEqual([account.rec.balance, account.rec.credited, account.rec.spent], [950n, 1_050n, 100n]);
+  await accounts.update(account.rec.id, (r) => {
+    r.name = "renamed";
+  });
+  await assert.rejects(
+    accounts.update(account.rec.id, (r) => {
+      r.balance += 1n;
+    }),
+    /metadata only/,
+  );
+  assert.equal(account.rec.balance, 950n, "a refused money change is undone");
+  const stored = (await store.getKey(account.rec.id))!;
+  assert.deepEqual([stored.balance, stored.credited, stored.spent, stored.name], [
+    950n,
+    1_050n,
+    100n,
+    "renamed",
+  ]);
   await accounts.close();
   store.close();
 });

@@ -1,6 +1,6 @@
 /**
  * Group commit: settlements mutate memory at once and become durable together in one atomic store
- * commit. A round starts `intervalMs` after the first pending change, or the moment the previous commit
+ * commit, as money deltas (per key, the spend and credit added since the last round) and usage rows. A round starts `intervalMs` after the first pending change, or the moment the previous commit
  * returns when changes queued up behind it — never a timer wait on top of a slow commit. So the lag from a
  * settlement to its durability is at most: the interval + the commit in flight + its own commit (+ event
  * loop delay). The lag is measured on every round (`stats()`, `GET /admin/ledger`, `deno task bench`).
@@ -10,7 +10,7 @@
  * SIGKILL during the drain leaves them to be settled at the next start instead of lost.
  */
 import type { Store } from "../store/store.ts";
-import type { KeyRecord, UsageRow } from "../store/types.ts";
+import type { MoneyDelta, UsageRow } from "../store/types.ts";
 
 export interface CommitStats {
   commits: number;
@@ -24,7 +24,8 @@ export interface CommitStats {
 const RETRY_MS = 50;
 
 export class GroupCommitter {
-  #keys = new Map<string, KeyRecord>();
+  /** Money moved per key since the last round (summed: a delta, never a whole record). */
+  #money = new Map<string, MoneyDelta>();
   #usage: UsageRow[] = [];
   /** When the oldest pending change was queued (undefined: nothing pending). */
   #pendingSince: number | undefined;
@@ -50,9 +51,9 @@ export class GroupCommitter {
     this.#intervalMs = intervalMs;
   }
 
-  /** Queue the current state of a key record (a structured copy is taken at commit time). */
-  key(rec: KeyRecord): void {
-    this.#keys.set(rec.id, rec);
+  /** Queue money moved on a key: `spent` charged, `credited` topped up (added to what is pending). */
+  money(keyId: string, spent: bigint, credited: bigint): void {
+    this.#add({ keyId, spent, credited });
     this.#queue();
   }
 
@@ -105,6 +106,14 @@ export class GroupCommitter {
     }
   }
 
+  #add(d: MoneyDelta): void {
+    const m = this.#money.get(d.keyId);
+    if (m) {
+      m.spent += d.spent;
+      m.credited += d.credited;
+    } else this.#money.set(d.keyId, { ...d });
+  }
+
   #queue(): void {
     this.#queued++;
     this.#pendingSince ??= this.now();
@@ -122,23 +131,23 @@ export class GroupCommitter {
   async #round(): Promise<boolean> {
     const since = this.#pendingSince!;
     const upto = this.#queued;
-    const keys = [...this.#keys.values()].map((k) => structuredClone(k));
+    const money = [...this.#money.values()];
     const usage = this.#usage;
     const closed = this.#closed;
     const open = this.#checkpoints?.() ?? [];
     for (const row of open) this.#checkpointed.add(row.requestId);
-    this.#keys = new Map();
+    this.#money = new Map();
     this.#usage = [];
     this.#closed = [];
     this.#pendingSince = undefined;
     try {
-      await this.store.commit({ keys, usage, open, closed });
+      await this.store.commit({ money, usage, open, closed });
     } catch (err) {
       this.#inflight = undefined;
       // Keep the data: requeue for a later round rather than lose a settlement.
       this.#stats.failures++;
-      console.error(`group commit failed (${keys.length} keys, ${usage.length} rows): ${err}`);
-      for (const k of keys) if (!this.#keys.has(k.id)) this.#keys.set(k.id, k);
+      console.error(`group commit failed (${money.length} keys, ${usage.length} rows): ${err}`);
+      for (const d of money) this.#add(d);
       this.#usage.unshift(...usage);
       this.#closed.unshift(...closed);
       this.#pendingSince = since;

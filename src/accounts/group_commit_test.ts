@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { Store } from "../store/store.ts";
-import type { CommitBatch, KeyRecord } from "../store/types.ts";
+import type { CommitBatch } from "../store/types.ts";
 import { GroupCommitter } from "./group_commit.ts";
 
 /** A store whose commits wait until the test releases them, recording what each one wrote. */
@@ -29,15 +29,14 @@ function gatedStore() {
   };
 }
 
-const rec = (id: string, balance: bigint) => ({ id, balance }) as unknown as KeyRecord;
-const ids = (b: CommitBatch) => b.keys.map((k) => `${k.id}:${k.balance}`);
+const ids = (b: CommitBatch) => b.money.map((d) => `${d.keyId}:${d.spent}`);
 
 Deno.test("GroupCommitter commits changes queued behind a commit at once, not after another interval", async () => {
   const s = gatedStore();
   const gc = new GroupCommitter(s.store, 60_000);
-  gc.key(rec("a", 1n));
+  gc.money("a", 1n, 0n);
   const first = gc.flush();
-  gc.key(rec("b", 2n)); // queued while the first commit is in flight
+  gc.money("b", 2n, 0n); // queued while the first commit is in flight
   await s.release();
   await first;
   await s.release(); // would wait a whole minute if the next round waited for the interval
@@ -49,9 +48,9 @@ Deno.test("GroupCommitter commits changes queued behind a commit at once, not af
 Deno.test("GroupCommitter.flush resolves only when every earlier change is durable", async () => {
   const s = gatedStore();
   const gc = new GroupCommitter(s.store, 60_000);
-  gc.key(rec("a", 1n));
+  gc.money("a", 1n, 0n);
   const first = gc.flush();
-  gc.key(rec("b", 2n));
+  gc.money("b", 2n, 0n);
   let secondDone = false;
   const second = gc.flush().then(() => (secondDone = true));
   await s.release();
@@ -66,12 +65,12 @@ Deno.test("GroupCommitter keeps a failed round's data and writes it with the nex
   const s = gatedStore();
   const gc = new GroupCommitter(s.store, 60_000);
   s.failNextCommit();
-  gc.key(rec("a", 1n));
+  gc.money("a", 1n, 0n);
   gc.usage({ requestId: "req_1" } as never);
   await gc.flush(); // returns on the failure
   assert.equal(gc.failures, 1);
   assert.equal(s.batches.length, 0);
-  gc.key(rec("b", 2n));
+  gc.money("b", 2n, 0n);
   const retry = gc.flush();
   await s.release();
   await retry;
@@ -83,7 +82,7 @@ Deno.test("GroupCommitter in drain mode commits each change without the interval
   const s = gatedStore();
   const gc = new GroupCommitter(s.store, 60_000);
   await gc.drain();
-  gc.key(rec("a", 1n));
+  gc.money("a", 1n, 0n);
   await s.release(); // a commit is waiting without anyone calling flush
   await gc.flush();
   assert.deepEqual(s.batches.map(ids), [["a:1"]]);
@@ -106,4 +105,22 @@ Deno.test("GroupCommitter while draining writes checkpoints on its ticker and de
   gc.stop();
   assert.deepEqual(s.batches[1]!.closed, ["req_open"]);
   assert.deepEqual(s.batches[1]!.open, []);
+});
+
+Deno.test("GroupCommitter sums a key's deltas into one per round, and a failed round's into the next", async () => {
+  const s = gatedStore();
+  const gc = new GroupCommitter(s.store, 60_000);
+  s.failNextCommit();
+  gc.money("a", 1n, 0n);
+  gc.money("a", 2n, 10n);
+  await gc.flush(); // fails: kept
+  gc.money("a", 4n, 0n);
+  gc.money("b", 8n, 0n);
+  const retry = gc.flush();
+  await s.release();
+  await retry;
+  assert.deepEqual(s.batches[0]!.money, [
+    { keyId: "a", spent: 7n, credited: 10n },
+    { keyId: "b", spent: 8n, credited: 0n },
+  ]);
 });

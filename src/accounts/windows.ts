@@ -1,6 +1,6 @@
 /**
  * The key's spend and reserve counters over UTC calendar windows (the clock hour and the UTC day), kept
- * with the account in memory; billing/caps.ts checks a reserve against them (spec §5.5, §7.3).
+ * with the account in memory; the Ledger checks a hold against them (caps.ts) (spec §5.5, §7.3).
  */
 
 export const HOUR = 3_600_000;

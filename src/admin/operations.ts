@@ -87,16 +87,15 @@ export async function applyKeyAction(
   body: unknown,
   now: number,
 ) {
+  if (action === "topup") {
+    // Money moves through the ledger, as a credit delta; every other action changes the key's metadata.
+    const amount = parseUsd(parseBody(schemas.topup, body).amount_usd);
+    const acc = await accounts.topUp(id, amount);
+    if (!acc) throw new GatewayError("key_not_found");
+    return keyView(accounts, acc, now);
+  }
   let change: (r: KeyRecord) => void;
   switch (action) {
-    case "topup": {
-      const amount = parseUsd(parseBody(schemas.topup, body).amount_usd);
-      change = (r) => {
-        r.balance += amount;
-        r.credited += amount;
-      };
-      break;
-    }
     case "revoke":
       change = (r) => {
         r.revoked = true;

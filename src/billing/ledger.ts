@@ -1,14 +1,16 @@
 /**
- * Reserve → settle for one request (spec §8.1 p.2–4). A Reservation is created only after every
- * local check passed; it settles exactly once (later calls are no-ops), releasing the hold and
+ * Reserve → settle for one request (spec §8.1 p.2–4), priced here and moved by the Ledger
+ * (src/accounts/ledger.ts). A Reservation is created only after every local check passed and the
+ * ledger placed the hold; it settles exactly once (later calls are no-ops), releasing the hold and
  * charging actual usage, and queues the usage row.
  */
-import type { Account, Accounts } from "../accounts/accounts.ts";
+import type { Account } from "../accounts/account.ts";
+import type { Ledger } from "../accounts/ledger.ts";
 import type { ModelEntry } from "../catalog/models.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { IRUsage } from "../ir/usage.ts";
 import type { UsageRow } from "../store/types.ts";
-import { type CapCodes, checkCaps } from "./caps.ts";
+import type { CapCodes } from "./caps.ts";
 import { chargeAmount, reserveAmount } from "./price.ts";
 import type { Rates, Tariff } from "./tariff.ts";
 
@@ -35,7 +37,7 @@ export class Reservation {
   #onSettled: ((row: UsageRow) => void)[] = [];
 
   constructor(
-    private readonly accounts: Accounts,
+    private readonly ledger: Ledger,
     readonly input: ReserveInput,
     readonly rates: Rates,
     readonly amount: bigint,
@@ -57,7 +59,7 @@ export class Reservation {
         `request ${row.requestId} key ${row.keyId}: usage beyond the hold, ${row.writtenOff} pUSD written off`,
       );
     }
-    this.accounts.settle(this.input.account, this.amount, row.charged, row);
+    this.ledger.settle(this.input.account, this.amount, row.charged, row);
     for (const fn of this.#onSettled) fn(row);
     return row.charged;
   }
@@ -69,7 +71,7 @@ export class Reservation {
 
   /** For drain checkpoints: what this request would settle with if it were cut now (undefined: free). */
   trackOpen(cutNow: () => SettleInput | undefined): void {
-    this.accounts.trackOpen(this.input.requestId, () => {
+    this.ledger.trackOpen(this.input.requestId, () => {
       const s = cutNow();
       return s && this.#row(s);
     });
@@ -78,7 +80,7 @@ export class Reservation {
   #row(s: SettleInput): UsageRow {
     const { account, model, requestId, endpoint, stream } = this.input;
     const price = chargeAmount(this.rates, s.usage, account.rec.membership === "private");
-    const free = this.accounts.available(account); // excludes this hold, which is still counted
+    const free = this.ledger.available(account); // excludes this hold, which is still counted
     let ceiling = s.usageSource === "estimated" || free < 0n ? this.amount : this.amount + free;
     if (ceiling < 0n) ceiling = 0n;
     const charge = price < ceiling ? price : ceiling;
@@ -109,12 +111,13 @@ export class Reservation {
   }
 }
 
-export function reserve(
-  accounts: Accounts,
+/** Prices the reserve and has the ledger place the hold (credit, caps and hold in one atomic step). */
+export async function reserve(
+  ledger: Ledger,
   tariff: Tariff,
   input: ReserveInput,
   now: () => number,
-): Reservation {
+): Promise<Reservation> {
   const rates = tariff.rates(input.model.id, input.inputTokens);
   if (!rates) throw new GatewayError("internal_error", { detail: "Нет тарифа для модели." });
   const amount = reserveAmount(
@@ -123,12 +126,6 @@ export function reserve(
     input.outputBudget,
     input.account.rec.membership === "private",
   );
-  const available = accounts.available(input.account);
-  if (available <= 0n) throw new GatewayError("insufficient_credit");
-  if (available < amount) throw new GatewayError("request_reserve_exceeds_credit");
-  const t = now();
-  checkCaps(input.account.rec.caps, accounts.windows(input.account, t), amount, input.capCodes, t);
-  // Synchronous from the credit check to here: no await, so no other request can interleave.
-  if (!accounts.tryHold(input.account, amount, t)) throw new GatewayError("request_reserve_exceeds_credit");
-  return new Reservation(accounts, input, rates, amount, now);
+  await ledger.hold(input.account, { amount, capCodes: input.capCodes, now: now() });
+  return new Reservation(ledger, input, rates, amount, now);
 }

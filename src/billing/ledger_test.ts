@@ -44,8 +44,8 @@ async function setup(balance: bigint) {
   const accounts = await Accounts.load(store, 1);
   const { account } = await accounts.create({ balance });
   let n = 0;
-  const hold = (acc = account): Reservation =>
-    reserve(accounts, tariff, {
+  const hold = (acc = account): Promise<Reservation> =>
+    reserve(accounts.ledger, tariff, {
       account: acc,
       capCodes: CAPS,
       model: MODEL,
@@ -71,7 +71,7 @@ async function setup(balance: bigint) {
 
 Deno.test("Reservation.settle charges once; later calls are no-ops", async () => {
   const t = await setup(1_000_000_000n);
-  const r = t.hold();
+  const r = await t.hold();
   assert.equal(r.amount, HOLD);
   assert.equal(t.account.held, HOLD);
   t.identity();
@@ -93,7 +93,7 @@ Deno.test("Reservation.settle charges once; later calls are no-ops", async () =>
 
 Deno.test("Reservation.settle caps upstream usage beyond the hold at the hold plus the free balance", async () => {
   const t = await setup(1_000_000_000n);
-  const r = t.hold();
+  const r = await t.hold();
   // 5,000 output tokens priced 10,000e6 + 100e6: far beyond the hold and the balance.
   const charged = r.settle({ usage: usage(100, 5_000), usageSource: "upstream", status: "ok" });
   assert.equal(charged, 1_000_000_000n, "hold + the credit no other hold covers = the whole balance");
@@ -109,9 +109,9 @@ Deno.test("Reservation.settle caps upstream usage beyond the hold at the hold pl
 Deno.test("Reservation.settle beyond the hold leaves the key's other open holds covered", async () => {
   const t = await setup(1_000_000_000n);
   const other = await t.accounts.create({ balance: 500_000_000n });
-  const otherHold = t.hold(other.account);
-  const first = t.hold();
-  const second = t.hold();
+  const otherHold = await t.hold(other.account);
+  const first = await t.hold();
+  const second = await t.hold();
   assert.equal(
     first.settle({ usage: usage(100, 5_000), usageSource: "upstream", status: "ok" }),
     800_000_000n,
@@ -131,7 +131,7 @@ Deno.test("Reservation.settle beyond the hold leaves the key's other open holds 
 
 Deno.test("Reservation.settle caps an estimated charge at the hold even when credit is free", async () => {
   const t = await setup(10_000_000_000n);
-  const r = t.hold();
+  const r = await t.hold();
   const charged = r.settle({ usage: usage(100, 1_000), usageSource: "estimated", status: "cancelled" });
   assert.equal(charged, HOLD);
   t.identity();
@@ -144,7 +144,7 @@ Deno.test("Reservation.settle caps an estimated charge at the hold even when cre
 
 Deno.test("Reservation.whenSettled hooks run once, with the settled row", async () => {
   const t = await setup(1_000_000_000n);
-  const r = t.hold();
+  const r = await t.hold();
   const seen: UsageRow[] = [];
   r.whenSettled((row) => seen.push(row));
   r.whenSettled((row) => seen.push(row));
@@ -158,8 +158,8 @@ Deno.test("Reservation.whenSettled hooks run once, with the settled row", async 
 
 Deno.test("Reservation.trackOpen writes the cut-now row as a checkpoint while draining, deleted on settle", async () => {
   const t = await setup(10_000_000_000n);
-  const r = t.hold();
-  const free = t.hold();
+  const r = await t.hold();
+  const free = await t.hold();
   r.trackOpen(() => ({ usage: usage(100, 1_000), usageSource: "estimated", status: "cancelled" }));
   free.trackOpen(() => undefined); // nothing decoded yet: no checkpoint
   await t.accounts.drain();

@@ -81,7 +81,7 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
     ? nativeBody(surface.prepareNativeRequest(body, upstreamOpts), body === admitted.body, admitted)
     : upstream.encodeRequest(ir, upstreamOpts);
 
-  const reservation = reserve(app.accounts, app.tariff, {
+  const reservation = await reserve(app.accounts.ledger, app.tariff, {
     account,
     capCodes: policy.codes.caps,
     model,

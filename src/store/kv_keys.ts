@@ -3,6 +3,13 @@
 export const kvKeys = {
   key: (id: string) => ["key", id] as const,
   keyPrefix: () => ["key"] as const,
+  /** A key's money counter ("spent" or "credited") is the sum of its limbs: limb n holds a KvU64 worth
+   *  value·2^(32n). Writers add each 32-bit piece of a delta to its limb with KV's atomic `sum`, so no
+   *  carry between limbs is ever needed (a limb wraps only after 2^32 maximal pieces). */
+  money: (id: string, counter: "spent" | "credited", limb: number) =>
+    ["key_money", id, counter, limb] as const,
+  moneyPrefix: () => ["key_money"] as const,
+  keyMoneyPrefix: (id: string) => ["key_money", id] as const,
   keyByHash: (hash: string) => ["key_by_hash", hash] as const,
   /** Usage rows sort newest first: inverted time, then request id. */
   usage: (keyId: string, createdAt: number, requestId: string) =>

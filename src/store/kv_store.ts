@@ -1,6 +1,7 @@
 import type { TariffRow } from "../catalog/tariff_seed.ts";
 import type { FileQuota, FileSection, PutFileResult, Store, StoredFile, UsagePage } from "./store.ts";
-import type { CommitBatch, KeyRecord, UsageRow } from "./types.ts";
+import type { CommitBatch, KeyMeta, KeyRecord, UsageRow } from "./types.ts";
+import { addMoney, compose, foldMoney, isLegacy, legacyMoney, metaOf, moneyMutations } from "./kv_money.ts";
 import { kvKeys } from "./kv_keys.ts";
 import { concatBytes } from "../util/bytes.ts";
 
@@ -28,41 +29,84 @@ export class KvStore implements Store {
     return new KvStore(await Deno.openKv(path), onClose);
   }
 
+  /** Every key, money summed from its counters. Records of the older format (money inside the record) are
+   *  migrated here, each in one atomic write guarded by its versionstamp, keeping the same money. */
   async listKeys(): Promise<KeyRecord[]> {
-    const out: KeyRecord[] = [];
-    for await (const e of this.kv.list<KeyRecord>({ prefix: kvKeys.keyPrefix() })) out.push(e.value);
-    return out;
+    const metas: KeyMeta[] = [];
+    for await (const e of this.kv.list<KeyMeta | KeyRecord>({ prefix: kvKeys.keyPrefix() })) {
+      metas.push(isLegacy(e.value) ? await this.#migrate(e as Deno.KvEntry<KeyRecord>) : e.value);
+    }
+    const money = new Map<string, { spent: bigint; credited: bigint }>();
+    for await (const e of this.kv.list<Deno.KvU64>({ prefix: kvKeys.moneyPrefix() })) foldMoney(money, e);
+    return metas.map((m) => compose(m, money.get(m.id)));
   }
 
   async getKey(id: string): Promise<KeyRecord | null> {
-    return (await this.kv.get<KeyRecord>(kvKeys.key(id))).value;
+    const meta = (await this.kv.get<KeyMeta | KeyRecord>(kvKeys.key(id))).value;
+    if (meta === null || isLegacy(meta)) return meta;
+    const money = new Map<string, { spent: bigint; credited: bigint }>();
+    for await (const e of this.kv.list<Deno.KvU64>({ prefix: kvKeys.keyMoneyPrefix(id) })) {
+      foldMoney(money, e);
+    }
+    return compose(meta, money.get(id));
   }
 
   async createKey(rec: KeyRecord): Promise<void> {
-    const res = await this.kv.atomic()
+    const op = this.kv.atomic()
       .check({ key: kvKeys.key(rec.id), versionstamp: null })
       .check({ key: kvKeys.keyByHash(rec.hash), versionstamp: null })
-      .set(kvKeys.key(rec.id), rec)
-      .set(kvKeys.keyByHash(rec.hash), rec.id)
-      .commit();
+      .set(kvKeys.key(rec.id), metaOf(rec))
+      .set(kvKeys.keyByHash(rec.hash), rec.id);
+    addMoney(op, rec.id, "credited", rec.credited);
+    addMoney(op, rec.id, "spent", rec.spent);
+    const res = await op.commit();
     if (!res.ok) throw new Error("key already exists");
   }
 
+  async updateKey(meta: KeyMeta): Promise<void> {
+    await this.kv.set(kvKeys.key(meta.id), metaOf(meta));
+  }
+
   async commit(batch: CommitBatch): Promise<void> {
-    // Key records first and the settled checkpoints right after them, so a checkpoint is never deleted
-    // without its balance change nor kept beside it (a batch splits only past 900 mutations).
-    const entries: [Deno.KvKey, unknown][] = [
-      ...batch.keys.map((k): [Deno.KvKey, unknown] => [kvKeys.key(k.id), k]),
-      ...(batch.closed ?? []).map((id): [Deno.KvKey, unknown] => [kvKeys.open(id), undefined]),
-      ...batch.usage.map((u): [Deno.KvKey, unknown] => [kvKeys.usage(u.keyId, u.createdAt, u.requestId), u]),
-      ...(batch.open ?? []).map((u): [Deno.KvKey, unknown] => [kvKeys.open(u.requestId), u]),
-    ];
-    for (let i = 0; i < entries.length; i += MAX_MUTATIONS) {
-      const op = this.kv.atomic();
-      for (const [k, v] of entries.slice(i, i + MAX_MUTATIONS)) v === undefined ? op.delete(k) : op.set(k, v);
-      const res = await op.commit();
-      if (!res.ok) throw new Error("kv commit failed");
+    // Money first and the settled checkpoints right after it, so a checkpoint is never deleted without its
+    // balance change nor kept beside it (a batch splits only past 900 mutations).
+    const entries: ((op: Deno.AtomicOperation) => void)[] = [];
+    const weights: number[] = [];
+    const add = (n: number, fn: (op: Deno.AtomicOperation) => void) => (entries.push(fn), weights.push(n));
+    for (const d of batch.money) {
+      add(moneyMutations(d.spent) + moneyMutations(d.credited), (op) => {
+        addMoney(op, d.keyId, "spent", d.spent);
+        addMoney(op, d.keyId, "credited", d.credited);
+      });
     }
+    for (const id of batch.closed ?? []) add(1, (op) => op.delete(kvKeys.open(id)));
+    for (const u of batch.usage) add(1, (op) => op.set(kvKeys.usage(u.keyId, u.createdAt, u.requestId), u));
+    for (const u of batch.open ?? []) add(1, (op) => op.set(kvKeys.open(u.requestId), u));
+    let op = this.kv.atomic();
+    let n = 0;
+    for (let i = 0; i < entries.length; i++) {
+      if (n > 0 && n + weights[i]! > MAX_MUTATIONS) {
+        if (!(await op.commit()).ok) throw new Error("kv commit failed");
+        op = this.kv.atomic();
+        n = 0;
+      }
+      entries[i]!(op);
+      n += weights[i]!;
+    }
+    if (n > 0 && !(await op.commit()).ok) throw new Error("kv commit failed");
+  }
+
+  /** Rewrites a record of the older format as metadata + counters; another process migrating it first wins. */
+  async #migrate(e: Deno.KvEntry<KeyRecord>): Promise<KeyMeta> {
+    const money = legacyMoney(e.value);
+    if (money.credited !== e.value.credited) {
+      console.warn(`key ${e.value.id}: stored credited ${e.value.credited} != balance + spent; balance kept`);
+    }
+    const op = this.kv.atomic().check(e).set(e.key, metaOf(e.value));
+    addMoney(op, e.value.id, "credited", money.credited);
+    addMoney(op, e.value.id, "spent", money.spent);
+    await op.commit(); // not ok: migrated meanwhile by another process, whose counters the caller reads
+    return metaOf(e.value);
   }
 
   async listOpen(): Promise<UsageRow[]> {

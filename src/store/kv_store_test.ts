@@ -79,11 +79,14 @@ function file(id: string, keyId: string, createdAt: number, over: Partial<Stored
 }
 const bytes = (s: string) => new TextEncoder().encode(s);
 
-Deno.test("KvStore.commit writes key records and usage rows", async () => {
+Deno.test("KvStore.commit writes money deltas and usage rows", async () => {
   const store = await KvStore.open(":memory:");
   await store.createKey(keyRec("key_a", 100n));
-  const updated = { ...keyRec("key_a", 60n), spent: 40n };
-  await store.commit({ keys: [updated], usage: [usageRow("req_1", "key_a", 1_000, 40n)] });
+  const updated = { ...keyRec("key_a", 60n), credited: 100n, spent: 40n };
+  await store.commit({
+    money: [{ keyId: "key_a", spent: 40n, credited: 0n }],
+    usage: [usageRow("req_1", "key_a", 1_000, 40n)],
+  });
   assert.deepEqual(await store.getKey("key_a"), updated);
   assert.deepEqual(await store.listKeys(), [updated]);
   assert.deepEqual((await store.listUsage("key_a", { limit: 10 })).rows, [
@@ -95,15 +98,16 @@ Deno.test("KvStore.commit writes key records and usage rows", async () => {
 
 Deno.test("KvStore.commit writes checkpoints and deletes settled ones in the same atomic commit", async () => {
   const { store, atomics } = await countingStore();
+  await store.createKey(keyRec("key_a", 100n));
   await store.commit({
-    keys: [],
+    money: [],
     usage: [],
     open: [usageRow("req_a", "key_a", 1), usageRow("req_b", "key_a", 2)],
   });
   assert.deepEqual((await store.listOpen()).map((r) => r.requestId), ["req_a", "req_b"]);
   atomics.n = 0;
   await store.commit({
-    keys: [keyRec("key_a", 90n)],
+    money: [{ keyId: "key_a", spent: 10n, credited: 0n }],
     usage: [usageRow("req_a", "key_a", 1, 10n)],
     closed: ["req_a"],
     open: [usageRow("req_b", "key_a", 2, 7n), usageRow("req_c", "key_a", 3)],
@@ -119,7 +123,7 @@ Deno.test("KvStore.commit writes checkpoints and deletes settled ones in the sam
 Deno.test("KvStore.listUsage pages a key's rows newest first with cursors", async () => {
   const store = await KvStore.open(":memory:");
   const rows = [1, 2, 3, 4, 5].map((t) => usageRow(`req_${t}`, "key_a", t * 1_000));
-  await store.commit({ keys: [], usage: [...rows, usageRow("req_other", "key_b", 9_000)] });
+  await store.commit({ money: [], usage: [...rows, usageRow("req_other", "key_b", 9_000)] });
   const ids = (p: { rows: UsageRow[] }) => p.rows.map((r) => r.requestId);
 
   const p1 = await store.listUsage("key_a", { limit: 2 });
@@ -138,7 +142,7 @@ Deno.test("KvStore.listUsage pages a key's rows newest first with cursors", asyn
     "req_3",
   ]);
   // A newer row does not shift a position taken earlier.
-  await store.commit({ keys: [], usage: [usageRow("req_6", "key_a", 6_000)] });
+  await store.commit({ money: [], usage: [usageRow("req_6", "key_a", 6_000)] });
   assert.deepEqual(ids(await store.listUsage("key_a", { limit: 2, after: p1.next! })), ["req_3", "req_2"]);
   store.close();
 });

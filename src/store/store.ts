@@ -1,11 +1,12 @@
 /**
  * The persistence boundary. Kept about the domain (keys, usage rows) so a Postgres implementation
- * can stand beside the Deno KV one. The process that serves requests is the only writer of an
- * embedded store, so hot-path state (balances, holds) is owned in memory by src/accounts and made
- * durable through `commit`.
+ * can stand beside the Deno KV one. Money is never written as a whole record: a key's `spent` and
+ * `credited` are counters that `commit` adds deltas to (balance = credited − spent), so two writers of
+ * the same key both count; its metadata (state, caps, membership…) is a separate record that admin
+ * operations write. Holds are not stored: the Ledger (src/accounts/ledger.ts) keeps them.
  */
 import type { TariffRow } from "../catalog/tariff_seed.ts";
-import type { CommitBatch, KeyRecord, UsageRow } from "./types.ts";
+import type { CommitBatch, KeyMeta, KeyRecord, UsageRow } from "./types.ts";
 
 export interface UsagePage {
   rows: UsageRow[];
@@ -45,14 +46,16 @@ export interface FileQuota {
 export type PutFileResult = "ok" | "quota_exceeded";
 
 export interface Store {
-  /** Every key record (loaded once at start-up into the in-memory account table). */
+  /** Every key record with its money (loaded once at start-up into the account table). */
   listKeys(): Promise<KeyRecord[]>;
   getKey(id: string): Promise<KeyRecord | null>;
-  /** Creates a key; fails if the id or the hash already exists. */
+  /** Creates a key with its initial counters (`credited`, `spent`); fails if the id or the hash already exists. */
   createKey(rec: KeyRecord): Promise<void>;
+  /** Replaces a key's metadata (last writer wins); its money is not touched (money fields, if given, are ignored). */
+  updateKey(meta: KeyMeta): Promise<void>;
   /**
-   * Writes key records and usage rows (last writer wins per key), deletes settled checkpoints in the same
-   * atomic operation as the key records, and writes the batch's drain checkpoints.
+   * Adds the money deltas to the keys' counters, writes usage rows, deletes settled checkpoints in the same
+   * atomic operation as the money deltas, and writes the batch's drain checkpoints.
    */
   commit(batch: CommitBatch): Promise<void>;
   /** Drain checkpoints left by a process that was killed while draining. */

@@ -21,12 +21,27 @@ export interface KeyRecord {
   suspendedUntil: number | null;
   thetaPaused: boolean;
   membership: "private" | null;
-  /** Settled credit: initial + top-ups − settled spend. Open holds live in the ledger, not here. */
+  /** Settled credit: initial + top-ups − settled spend. Open holds live in the ledger, not here.
+   *  Never stored: the store keeps `credited` and `spent` as counters and derives it. */
   balance: bigint;
   /** Everything ever credited (initial balance + top-ups), for the ledger identity. */
   credited: bigint;
   spent: bigint;
   caps: Caps;
+}
+
+/** The money of a key, moved only by the ledger (as deltas, never as a whole record). */
+export type KeyMoney = Pick<KeyRecord, "balance" | "credited" | "spent">;
+/** What admin operations change: everything but the money. Stored as one record per key. */
+export type KeyMeta = Omit<KeyRecord, keyof KeyMoney>;
+
+/** Money moved on one key since the last commit: added to the key's counters, never set. */
+export interface MoneyDelta {
+  keyId: string;
+  /** Settled charges (≥ 0). */
+  spent: bigint;
+  /** Top-ups (≥ 0). */
+  credited: bigint;
 }
 
 export interface UsageRow {
@@ -54,13 +69,14 @@ export interface UsageRow {
 
 /** What the group committer writes in one atomic operation. */
 export interface CommitBatch {
-  keys: KeyRecord[];
+  /** Added to the keys' spent/credited counters (atomic sums: two writers never lose each other's). */
+  money: MoneyDelta[];
   usage: UsageRow[];
   /**
    * Drain checkpoints: the usage row each request still streaming would settle with if it were cut now.
    * A process killed while draining settles them at its next start (README, durability promise).
    */
   open?: UsageRow[];
-  /** Request ids whose checkpoint is settled now: deleted together with the key records. */
+  /** Request ids whose checkpoint is settled now: deleted together with the money deltas. */
   closed?: string[];
 }

@@ -1,0 +1,69 @@
+/**
+ * The money operations of the gateway, apart from the key table (accounts.ts): available credit, the hold
+ * (credit check + cap windows + placing it, one atomic step), settlement, top-ups, the hour/day windows, and
+ * durability. `MemoryLedger` (memory_ledger.ts) is today's implementation: one process owns the money in
+ * memory and makes it durable by group commit. A shared-store implementation, where several processes hold
+ * credit of the same key at once, implements the same interface; so the steps it must make atomic against
+ * the store (`hold`, `credit`, `recover`) return promises, which the in-memory one resolves at once.
+ *
+ * Money always reaches the store as deltas (spent, credited), never as a whole record (store/store.ts).
+ */
+import type { UsageRow } from "../store/types.ts";
+import type { Account } from "./account.ts";
+import type { CapCodes } from "./caps.ts";
+import type { CommitStats } from "./group_commit.ts";
+import type { WindowCounters } from "./windows.ts";
+
+export interface HoldRequest {
+  /** The reserve, pico-USD. */
+  amount: bigint;
+  /** The family's codes for the key's caps. */
+  capCodes: CapCodes;
+  /** The clock for the cap windows (Unix ms). */
+  now: number;
+}
+
+export interface Ledger {
+  /** Credit free for a new hold: settled balance minus open holds. A shared ledger answers from its
+   *  latest view (exact for the holds this process placed); used for pre-checks and settlement ceilings. */
+  available(acc: Account): bigint;
+
+  /** The key's cap windows, rolled forward to `now`. */
+  windows(acc: Account, now: number): WindowCounters;
+
+  /**
+   * Places a hold of `req.amount`, in one atomic step with its checks, in this order: available credit zero
+   * → `insufficient_credit`; below the amount → `request_reserve_exceeds_credit`; a cap it would cross →
+   * that cap's code from `req.capCodes` (with Retry-After). Rejects with the GatewayError; a refused hold
+   * changes nothing.
+   */
+  hold(acc: Account, req: HoldRequest): Promise<void>;
+
+  /**
+   * Releases a hold of `held` and charges `charge` (capped by the caller at the hold plus the credit no other
+   * hold covers, so the balance stays ≥ 0), and records the usage row. A release is a settle with a zero
+   * charge. Takes effect at once; durable by `flush` (group commit). Drops the request's `trackOpen`.
+   */
+  settle(acc: Account, held: bigint, charge: bigint, row: UsageRow): void;
+
+  /** Adds credit (a top-up); resolves once it is durable. */
+  credit(acc: Account, amount: bigint): Promise<void>;
+
+  /** At start-up: settles the drain checkpoints a killed process left (never above the balance), each
+   *  deleted atomically with its charge. `find` resolves a key id to its account. */
+  recover(find: (keyId: string) => Account | undefined): Promise<void>;
+
+  /** Registers what an open request would settle with if cut now (a drain checkpoint); dropped on settle. */
+  trackOpen(requestId: string, checkpoint: () => UsageRow | undefined): void;
+
+  /** Resolves when every change made before the call is durable, or when a commit of it failed. */
+  flush(): Promise<void>;
+  /** Shutdown began: durable at once from now on, and the open requests checkpointed while they drain. */
+  drain(): Promise<void>;
+  /** Stops background work and flushes. */
+  close(): Promise<void>;
+  /** Commit rounds and their lag (`GET /admin/ledger`, the bench). */
+  stats(): CommitStats;
+  /** Commits that failed (and were retried). */
+  readonly failures: number;
+}

@@ -1,0 +1,138 @@
+/**
+ * The Ledger of one process that is the only writer of its store: balances, holds and windows live in
+ * memory, so a hold takes no store round trip (its promise is already settled), and settlements and top-ups
+ * become durable by group commit as money deltas. Holds are never persisted: a crashed process releases them
+ * by construction (spec §8.1 p.2–4).
+ */
+import { GatewayError } from "../errors/gateway_error.ts";
+import type { Store } from "../store/store.ts";
+import type { UsageRow } from "../store/types.ts";
+import type { Account } from "./account.ts";
+import { checkCaps } from "./caps.ts";
+import { type CommitStats, GroupCommitter } from "./group_commit.ts";
+import type { HoldRequest, Ledger } from "./ledger.ts";
+import { roll, type WindowCounters } from "./windows.ts";
+
+const DONE: Promise<void> = Promise.resolve();
+
+export class MemoryLedger implements Ledger {
+  readonly #committer: GroupCommitter;
+  /** Requests that can tell what they would settle with if cut now (open streams), for drain checkpoints. */
+  readonly #open = new Map<string, () => UsageRow | undefined>();
+
+  constructor(private readonly store: Store, commitIntervalMs = 5) {
+    this.#committer = new GroupCommitter(store, commitIntervalMs);
+  }
+
+  available(acc: Account): bigint {
+    return acc.rec.balance - acc.held;
+  }
+
+  windows(acc: Account, now: number): WindowCounters {
+    return roll(acc.windows, now);
+  }
+
+  hold(acc: Account, req: HoldRequest): Promise<void> {
+    try {
+      this.#hold(acc, req);
+      return DONE;
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /** Synchronous from the credit check to the hold: nothing can interleave within the process. */
+  #hold(acc: Account, { amount, capCodes, now }: HoldRequest): void {
+    const available = this.available(acc);
+    if (available <= 0n) throw new GatewayError("insufficient_credit");
+    if (available < amount) throw new GatewayError("request_reserve_exceeds_credit");
+    const w = roll(acc.windows, now);
+    checkCaps(acc.rec.caps, w, amount, capCodes, now);
+    acc.held += amount;
+    w.hourReserved += amount;
+    w.dayReserved += amount;
+    w.open += amount;
+  }
+
+  settle(acc: Account, held: bigint, charge: bigint, row: UsageRow): void {
+    this.#open.delete(row.requestId);
+    this.#committer.settled(row.requestId);
+    acc.held -= held;
+    const w = roll(acc.windows, row.createdAt);
+    w.open -= held;
+    w.hourSpent += charge;
+    w.daySpent += charge;
+    acc.rec.balance -= charge;
+    acc.rec.spent += charge;
+    // The report lists a key's rows newest first by createdAt: two settling in one millisecond are kept
+    // in settlement order by moving the later one a millisecond on.
+    if (row.createdAt <= acc.lastRowAt) row.createdAt = acc.lastRowAt + 1;
+    acc.lastRowAt = row.createdAt;
+    if (charge > 0n) this.#committer.money(acc.rec.id, charge, 0n);
+    this.#committer.usage(row);
+  }
+
+  credit(acc: Account, amount: bigint): Promise<void> {
+    acc.rec.balance += amount;
+    acc.rec.credited += amount;
+    this.#committer.money(acc.rec.id, 0n, amount);
+    return this.#committer.flush();
+  }
+
+  /**
+   * Requests a killed process was still streaming while it drained: each is charged what its last
+   * checkpoint says (an estimate, already capped at its hold), never more than the balance, and its
+   * checkpoint is deleted in the same atomic write as the charge — so a restart cannot charge twice.
+   */
+  async recover(find: (keyId: string) => Account | undefined): Promise<void> {
+    for (const row of await this.store.listOpen()) {
+      const acc = find(row.keyId);
+      if (!acc) {
+        await this.store.commit({ money: [], usage: [], closed: [row.requestId] });
+        continue;
+      }
+      const free = acc.rec.balance > 0n ? acc.rec.balance : 0n;
+      const charge = row.charged < free ? row.charged : free;
+      const settled = { ...row, charged: charge, writtenOff: row.writtenOff + row.charged - charge };
+      await this.store.commit({
+        money: [{ keyId: acc.rec.id, spent: charge, credited: 0n }],
+        usage: [settled],
+        closed: [row.requestId],
+      });
+      acc.rec.balance -= charge;
+      acc.rec.spent += charge;
+    }
+  }
+
+  trackOpen(requestId: string, checkpoint: () => UsageRow | undefined): void {
+    this.#open.set(requestId, checkpoint);
+  }
+
+  flush(): Promise<void> {
+    return this.#committer.flush();
+  }
+
+  drain(): Promise<void> {
+    return this.#committer.drain(() => {
+      const rows: UsageRow[] = [];
+      for (const checkpoint of this.#open.values()) {
+        const row = checkpoint();
+        if (row) rows.push(row);
+      }
+      return rows;
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#committer.stop();
+    await this.#committer.flush();
+  }
+
+  stats(): CommitStats {
+    return this.#committer.stats();
+  }
+
+  get failures(): number {
+    return this.#committer.failures;
+  }
+}

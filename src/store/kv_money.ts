@@ -1,0 +1,72 @@
+/**
+ * Money counters in Deno KV. A key's `spent` and `credited` are each a sum of 64-bit limbs (kv_keys.ts
+ * `money`): a delta is cut into 32-bit pieces and each piece is added to its limb with the atomic `sum`
+ * mutation — no read-modify-write, so two processes adding to the same key both count. Values up to
+ * 2^96 pico-USD fit (the API accepts up to 10^15 USD = 10^27 pico-USD, beyond one KvU64).
+ */
+import type { KeyMeta, KeyMoney, KeyRecord } from "./types.ts";
+import { kvKeys } from "./kv_keys.ts";
+
+const LIMB_BITS = 32n;
+const LIMB_MASK = (1n << LIMB_BITS) - 1n;
+/** Limbs per counter: 3 × 32 bits. */
+export const LIMBS = 3;
+const MAX = 1n << (LIMB_BITS * BigInt(LIMBS));
+
+export type Counter = "spent" | "credited";
+
+/** The non-zero 32-bit pieces of `value`, as [limb, piece]. */
+export function pieces(value: bigint): [number, bigint][] {
+  if (value < 0n || value >= MAX) throw new RangeError(`money counter delta out of range: ${value}`);
+  const out: [number, bigint][] = [];
+  for (let limb = 0; value > 0n; limb++, value >>= LIMB_BITS) {
+    const piece = value & LIMB_MASK;
+    if (piece > 0n) out.push([limb, piece]);
+  }
+  return out;
+}
+
+/** Adds `value` to a key's counter inside an atomic operation. */
+export function addMoney(op: Deno.AtomicOperation, keyId: string, counter: Counter, value: bigint): void {
+  for (const [limb, piece] of pieces(value)) op.sum(kvKeys.money(keyId, counter, limb), piece);
+}
+
+/** Number of mutations `addMoney` makes for `value`. */
+export function moneyMutations(value: bigint): number {
+  return pieces(value).length;
+}
+
+/** Sums limb entries (from a list over kv_keys `moneyPrefix` or `keyMoneyPrefix`) into per-key counters. */
+export function foldMoney(
+  into: Map<string, { spent: bigint; credited: bigint }>,
+  entry: Deno.KvEntry<Deno.KvU64>,
+): void {
+  const [, id, counter, limb] = entry.key as [string, string, Counter, number];
+  let m = into.get(id);
+  if (!m) into.set(id, m = { spent: 0n, credited: 0n });
+  m[counter] += entry.value.value << (LIMB_BITS * BigInt(limb));
+}
+
+/** The stored metadata of a record (money removed: it lives in the counters only). */
+export function metaOf(rec: KeyMeta | KeyRecord): KeyMeta {
+  const { balance: _b, credited: _c, spent: _s, ...meta } = rec as KeyRecord;
+  return meta;
+}
+
+/** A record of the format before money counters: its metadata carried balance, credited and spent. */
+export function isLegacy(value: KeyMeta | KeyRecord): value is KeyRecord {
+  return typeof (value as KeyRecord).balance === "bigint";
+}
+
+/** Metadata + counters → the domain record; balance = credited − spent. */
+export function compose(meta: KeyMeta, money: { spent: bigint; credited: bigint } | undefined): KeyRecord {
+  const credited = money?.credited ?? 0n;
+  const spent = money?.spent ?? 0n;
+  return { ...meta, balance: credited - spent, credited, spent };
+}
+
+/** The counters a legacy record migrates to: its balance and spend kept exactly (credited = balance + spent,
+ *  which is its own `credited` whenever the old record kept the ledger identity). */
+export function legacyMoney(rec: KeyMoney): { spent: bigint; credited: bigint } {
+  return { spent: rec.spent, credited: rec.balance + rec.spent };
+}

@@ -10,7 +10,7 @@ import type { ModelEntry } from "../catalog/models.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { IRUsage } from "../ir/usage.ts";
 import type { UsageRow } from "../store/types.ts";
-import type { CapCodes } from "./caps.ts";
+import type { CapCodes } from "../accounts/caps.ts";
 import { chargeAmount, reserveAmount } from "./price.ts";
 import type { Rates, Tariff } from "./tariff.ts";
 

@@ -4,7 +4,7 @@ import type { ModelEntry } from "../catalog/models.ts";
 import { emptyUsage, type IRUsage } from "../ir/usage.ts";
 import { KvStore } from "../store/kv_store.ts";
 import type { UsageRow } from "../store/types.ts";
-import type { CapCodes } from "./caps.ts";
+import type { CapCodes } from "../accounts/caps.ts";
 import { type Reservation, reserve } from "./ledger.ts";
 import type { Rates, Tariff } from "./tariff.ts";
 

@@ -6,7 +6,7 @@
  * The lease from `dispatch` is held until the request settles, however it ends.
  */
 import type { Account } from "../accounts/accounts.ts";
-import type { CapCodes } from "../billing/caps.ts";
+import type { CapCodes } from "../accounts/caps.ts";
 import type { ModelEntry } from "../catalog/models.ts";
 import type { ErrorCode } from "../errors/codes.ts";
 import type { GatewayError } from "../errors/gateway_error.ts";

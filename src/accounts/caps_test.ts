@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { newCounters, roll, type WindowCounters } from "../accounts/windows.ts";
+import { newCounters, roll, type WindowCounters } from "./windows.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { Caps } from "../store/types.ts";
 import { type CapCodes, checkCaps } from "./caps.ts";

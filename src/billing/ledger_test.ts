@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { Accounts } from "../accounts/accounts.ts";
-import type { ModelEntry } from "../catalog/models.ts";
+import { type ModelEntry, MODELS } from "../catalog/models.ts";
 import { emptyUsage, type IRUsage } from "../ir/usage.ts";
 import { KvStore } from "../store/kv_store.ts";
 import type { UsageRow } from "../store/types.ts";
@@ -18,9 +18,9 @@ const RATES: Rates = {
   memberDiscount: false,
 };
 const tariff = { rates: () => RATES } as unknown as Tariff;
+// Any catalog model: the rates above are what the test prices with.
 const MODEL: ModelEntry = {
-  id: "k3",
-  family: "alpha",
+  ...MODELS[0]!,
   contextWindow: 100_000,
   maxOutputTokens: 1_000,
   images: false,

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
+import { chargeAmount, reserveAmount } from "../billing/price.ts";
+import { Tariff } from "../billing/tariff.ts";
 import { emptyUsage } from "../ir/usage.ts";
 import { parseUsd } from "../money/usd.ts";
-import { chargeAmount, reserveAmount } from "./price.ts";
-import { Tariff } from "./tariff.ts";
-import { TARIFF_SEED } from "../catalog/tariff_seed.ts";
+import { TARIFF_SEED } from "./tariff_seed.ts";
 
 const tariff = new Tariff(TARIFF_SEED);
 const usage = (input: number, output: number, cached = 0, searches = 0) => ({

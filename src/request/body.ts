@@ -1,6 +1,6 @@
 /** Request body reading with a hard size limit, counted on the wire (Content-Length may be absent or lie). */
 import { GatewayError } from "../errors/gateway_error.ts";
-import { concatBytes } from "../util/bytes.ts";
+import { readBounded } from "../util/read_bounded.ts";
 
 /**
  * A failure of the body stream itself — broken chunked framing (bad size, overflow, a chunk extension
@@ -27,25 +27,11 @@ export async function readBodyBytes(req: Request, limit: number): Promise<Uint8A
       throw unreadable(err);
     }
   }
-  const reader = req.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > limit) {
-        await reader.cancel().catch(() => {});
-        throw new GatewayError("request_body_too_large");
-      }
-      chunks.push(value);
-    }
+    return await readBounded(req.body, limit, () => new GatewayError("request_body_too_large"));
   } catch (err) {
-    reader.releaseLock();
     throw unreadable(err);
   }
-  return concatBytes(chunks);
 }
 
 /** `ignoreBOM: true` keeps a leading U+FEFF in the text, so it can be refused rather than dropped. */

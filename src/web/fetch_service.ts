@@ -17,6 +17,7 @@ import {
   ResolveFailed,
 } from "./resolve_guard.ts";
 import { UrlRejected } from "./url_rules.ts";
+import { readBounded } from "../util/read_bounded.ts";
 
 export const MAX_PAGE_BYTES = 2 * 1024 * 1024;
 export const MAX_REDIRECTS = 5;
@@ -214,29 +215,16 @@ async function decodeContentEncoding(
   const stream = new Blob([bytes as Uint8Array<ArrayBuffer>]).stream().pipeThrough(
     new DecompressionStream(format),
   );
-  const reader = stream.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.length;
-      if (size > MAX_PAGE_BYTES) throw new FetchFailed("too_large", "decompressed page over the size limit");
-      chunks.push(value);
-    }
+    return await readBounded(
+      stream,
+      MAX_PAGE_BYTES,
+      () => new FetchFailed("too_large", "decompressed page over the size limit"),
+    );
   } catch (err) {
-    await reader.cancel().catch(() => {});
     if (err instanceof FetchFailed) throw err;
     throw new FetchFailed("protocol", "broken compressed body");
   }
-  const out = new Uint8Array(size);
-  let off = 0;
-  for (const c of chunks) {
-    out.set(c, off);
-    off += c.length;
-  }
-  return out;
 }
 
 function sniff(bytes: Uint8Array): string | undefined {

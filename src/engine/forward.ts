@@ -7,6 +7,7 @@ import type { Reservation } from "../billing/ledger.ts";
 import type { ModelEntry } from "../catalog/models.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { FamilyPolicy, UpstreamLease } from "../families/policy.ts";
+import type { IREvent } from "../ir/events.ts";
 import { upstreamStatusError } from "../families/upstream_errors.ts";
 import type { RouteContext } from "../request/context.ts";
 import type { EncodeContext, Protocol } from "../protocols/codec.ts";
@@ -15,7 +16,7 @@ import { callUpstream } from "../upstream/client.ts";
 import type { UpstreamTarget } from "../upstream/targets.ts";
 import { jsonAnswer } from "./json_answer.ts";
 import { settleFailed, settleStream, streamSettlement } from "./settle.ts";
-import { clientStream } from "./stream_pipeline.ts";
+import { StreamPipeline } from "./stream_pipeline.ts";
 
 export interface Exchange {
   app: App;
@@ -83,7 +84,7 @@ export async function forward(x: Exchange): Promise<Response> {
     throw new GatewayError(codes.invalidResponse);
   }
 
-  const stream = clientStream({
+  const pipeline = new StreamPipeline({
     batches: sseFrameBatches(res.body),
     mode: x.native ? { kind: "relay", relay: x.surface.createRelay(x.encodeCtx) } : {
       kind: "translate",
@@ -95,12 +96,16 @@ export async function forward(x: Exchange): Promise<Response> {
     idleTimeoutMs: x.app.config.STREAM_IDLE_TIMEOUT_MS,
     upstreamError: () => new GatewayError(codes.inStream),
     inspect: (ev) => x.policy.inspect(ev),
+    ...(x.policy.firstEvent ? { firstEvent: (ev: IREvent) => x.policy.firstEvent!(ev) } : {}),
     abortUpstream: () => x.abort.abort(),
     onDone: (o) => settleStream(x.reservation, o, x.inputTokens),
     onOpen: (cutNow) =>
       x.reservation.trackOpen(() => streamSettlement(x.reservation, cutNow(), x.inputTokens)),
   });
-  return new Response(stream, {
+  // A family that checks the first event refuses here, before the 200, as an ordinary HTTP error (free).
+  const refusal = await pipeline.start();
+  if (refusal) throw refusal;
+  return new Response(pipeline.readable, {
     status: 200,
     headers: {
       ...x.headers,

@@ -31,7 +31,7 @@ export function streamSettlement(
   o: StreamOutcome,
   inputTokens: number,
 ): SettleInput | undefined {
-  if (o.events === 0) return undefined;
+  if (o.events === 0 || o.refused) return undefined; // no answer, or refused before the 200: free
   const status = o.cancelled ? "cancelled" : o.error ? "error" : "ok";
   const budget = reservation.input.outputBudget;
   if (!o.usage) {

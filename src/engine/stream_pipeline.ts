@@ -28,6 +28,8 @@ export interface StreamOutcome {
   finished: boolean;
   error?: GatewayError;
   cancelled: boolean;
+  /** The family refused the first event before the 200 went out: an ordinary HTTP error, nothing streamed. */
+  refused?: true;
 }
 
 export interface StreamOptions {
@@ -41,6 +43,11 @@ export interface StreamOptions {
   upstreamError(ev: Extract<IREvent, { type: "error" }>): GatewayError;
   /** The family's look at each event before encoding; returning an error ends the stream with it. */
   inspect(ev: IREvent): GatewayError | undefined;
+  /**
+   * The family's check of the upstream's first event, before the 200 goes out (see `start`): an error
+   * becomes an ordinary HTTP error. Without it the 200 goes out at once.
+   */
+  firstEvent?(ev: IREvent): GatewayError | undefined;
   /** Abort the upstream request (client gone, timeout, failure). */
   abortUpstream(): void;
   /** Called exactly once when the stream is over, however it ended. */
@@ -56,6 +63,11 @@ const HEARTBEAT_BYTES = encoder.encode(SSE_HEARTBEAT);
 interface Step {
   text: string;
   error?: GatewayError;
+}
+
+/** One upstream read and what it made; `done` when the upstream body ended. */
+interface ReadStep extends Step {
+  done: boolean;
 }
 
 /**
@@ -79,6 +91,10 @@ export class StreamPipeline {
   #over = false;
   /** When the outstanding upstream read started; undefined while none is (the client is not pulling). */
   #readingSince: number | undefined;
+  /** What `start` read before the 200 went out, written on the first client pull. */
+  #primed: ReadStep | undefined;
+  /** The first-event check's refusal, if it refused. */
+  #refusal: GatewayError | undefined;
   #lastSent = Date.now();
 
   constructor(opts: StreamOptions) {
@@ -95,23 +111,66 @@ export class StreamPipeline {
     }, { highWaterMark: 0 });
   }
 
+  /**
+   * Before the 200 goes out: with a first-event check, reads until the upstream's first event and runs it;
+   * a refusal ends the pipeline quietly (reported with `refused`) and is returned, for an ordinary HTTP
+   * error. What was read meanwhile is written on the first client pull. Without a check: nothing to do.
+   */
+  async start(): Promise<GatewayError | undefined> {
+    if (!this.#opts.firstEvent) return undefined;
+    let text = "";
+    try {
+      for (;;) {
+        const step = await this.#step();
+        if (!step) return undefined;
+        if (this.#refusal) {
+          this.#controller.close();
+          this.#opts.abortUpstream();
+          this.#done({ error: this.#refusal, cancelled: false, refused: true });
+          return this.#refusal;
+        }
+        text += step.text;
+        if (step.error || step.done || this.#events > 0) {
+          this.#primed = { ...step, text };
+          return undefined;
+        }
+      }
+    } catch (err) {
+      this.#primed = { text, error: this.#asStreamError(err), done: false };
+      return undefined;
+    }
+  }
+
   /** One client pull: upstream reads until something is written or the stream is over. */
   async #pull(): Promise<void> {
     try {
       for (;;) {
-        const res = await this.#read();
         if (this.#over) return;
-        const { text, error } = res.done ? this.#endOfUpstream() : this.#translate(res.value);
-        if (error) return this.#fail(text, error);
+        const step = this.#primed ?? await this.#step();
+        this.#primed = undefined;
+        if (!step) return;
+        if (step.error) return this.#fail(step.text, step.error);
         // The terminal frames are out: close, whatever the upstream still sends.
-        if (res.done || this.#finished) return this.#close(text);
-        if (text) return this.#send(text);
+        if (step.done || this.#finished) return this.#close(step.text);
+        if (step.text) return this.#send(step.text);
       }
     } catch (err) {
-      // Upstream cut, malformed frame or a codec bug: one error frame, never a silent close.
-      if (!(err instanceof GatewayError)) console.error(`stream ${this.#opts.requestId} failed: ${err}`);
-      this.#fail("", err instanceof GatewayError ? err : new GatewayError("stream_service_error"));
+      this.#fail("", this.#asStreamError(err));
     }
+  }
+
+  /** One upstream read, translated; undefined when the stream ended meanwhile. */
+  async #step(): Promise<ReadStep | undefined> {
+    const res = await this.#read();
+    if (this.#over) return undefined;
+    return { ...(res.done ? this.#endOfUpstream() : this.#translate(res.value)), done: !!res.done };
+  }
+
+  /** Upstream cut, malformed frame or a codec bug: one error frame, never a silent close. */
+  #asStreamError(err: unknown): GatewayError {
+    if (err instanceof GatewayError) return err;
+    console.error(`stream ${this.#opts.requestId} failed: ${err}`);
+    return new GatewayError("stream_service_error");
   }
 
   /** One upstream read; idle time is counted only while it is outstanding. */
@@ -133,11 +192,7 @@ export class StreamPipeline {
     } catch (err) {
       // A malformed frame or a codec bug: the text of the frames before it still goes out, then the one
       // error frame (spec §6 rule 2).
-      if (!(err instanceof GatewayError)) console.error(`stream ${this.#opts.requestId} failed: ${err}`);
-      return {
-        text: out.text,
-        error: err instanceof GatewayError ? err : new GatewayError("stream_service_error"),
-      };
+      return { text: out.text, error: this.#asStreamError(err) };
     }
   }
 
@@ -182,6 +237,10 @@ export class StreamPipeline {
   /** Follows one event (usage, delivered characters, finish); returns an error that must end the stream. */
   #observe(ev: IREvent): GatewayError | undefined {
     this.#events++;
+    if (this.#events === 1 && this.#opts.firstEvent) {
+      this.#refusal = this.#opts.firstEvent(ev);
+      if (this.#refusal) return this.#refusal;
+    }
     switch (ev.type) {
       case "usage":
         this.#usage = mergeUsage(this.#usage ?? emptyUsage(), ev.usage);

@@ -8,7 +8,13 @@ import type { Relay, SseFrame, StreamDecoder, StreamEncoder } from "../protocols
 import { PROTOCOLS } from "../protocols/registry.ts";
 import { replaySse } from "../protocols/sse_parse.ts";
 import { SSE_HEARTBEAT } from "../protocols/sse.ts";
-import { clientStream, type StreamMode, type StreamOptions, type StreamOutcome } from "./stream_pipeline.ts";
+import {
+  clientStream,
+  type StreamMode,
+  type StreamOptions,
+  type StreamOutcome,
+  StreamPipeline,
+} from "./stream_pipeline.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -435,4 +441,73 @@ Deno.test("StreamPipeline ends a recorded mid-stream Chat error with exactly one
   assert.equal(JSON.parse(frames.at(-1)!.data).error.type !== undefined, true);
   assert.equal(p.outcomes[0]!.error?.code, "upstream_unavailable");
   assert.equal(p.outcomes[0]!.events > 0, true);
+});
+
+/** A pipeline object (not only its stream), for the first-event check before the 200. */
+function startable(batches: ReadableStream<SseFrame[]>, firstEvent?: StreamOptions["firstEvent"]) {
+  const outcomes: StreamOutcome[] = [];
+  let aborts = 0;
+  const p = new StreamPipeline({
+    batches,
+    mode: translate(),
+    requestId: "req_t",
+    heartbeatMs: 60_000,
+    idleTimeoutMs: 60_000,
+    upstreamError: () => new GatewayError("upstream_unavailable"),
+    inspect: () => undefined,
+    abortUpstream: () => aborts++,
+    onDone: (o) => outcomes.push(o),
+    ...(firstEvent ? { firstEvent } : {}),
+  });
+  return { p, outcomes, aborts: () => aborts };
+}
+
+async function readAll(stream: ReadableStream<Uint8Array>): Promise<string[]> {
+  const out: string[] = [];
+  const dec = new TextDecoder();
+  for await (const chunk of stream) out.push(dec.decode(chunk));
+  return out;
+}
+
+Deno.test("StreamPipeline.start without a first-event check reads nothing before the 200", async () => {
+  const up = upstream([[start], [text("a"), finish]]);
+  const { p } = startable(up.batches);
+  assert.equal(await p.start(), undefined);
+  assert.equal(up.state.pulls, 0);
+  assert.deepEqual(await readAll(p.readable), ["start\n", "text:a\nfinish\n"]);
+});
+
+Deno.test("StreamPipeline.start runs the first-event check; what it read goes out on the first pull", async () => {
+  const up = upstream([[comment], [start, text("a")], [finish]]);
+  const seen: string[] = [];
+  const { p, outcomes } = startable(up.batches, (e) => (seen.push(e.type), undefined));
+  assert.equal(await p.start(), undefined);
+  assert.equal(up.state.pulls, 2, "read up to the batch with the first event, no further");
+  assert.deepEqual(await readAll(p.readable), ["start\ntext:a\n", "finish\n"]);
+  assert.deepEqual(seen, ["start"], "only the first event is checked");
+  assert.equal(outcomes.length, 1);
+  assert.equal(outcomes[0]!.refused, undefined);
+});
+
+Deno.test("StreamPipeline.start returns the family's refusal of the first event and reports it refused, once", async () => {
+  const up = upstream([[start, text("secret")], [finish]]);
+  const { p, outcomes, aborts } = startable(
+    up.batches,
+    (e) => e.type === "start" ? new GatewayError("cyber_refusal") : undefined,
+  );
+  const refusal = await p.start();
+  assert.equal(refusal?.code, "cyber_refusal");
+  assert.equal(aborts(), 1);
+  assert.equal(outcomes.length, 1);
+  assert.equal(outcomes[0]!.refused, true);
+  assert.equal(outcomes[0]!.error?.code, "cyber_refusal");
+  assert.deepEqual(await readAll(p.readable), [], "nothing is streamed after a refusal");
+});
+
+Deno.test("StreamPipeline.start keeps an upstream cut before the first event for the stream's error frame", async () => {
+  const up = upstream([[comment], new Error("connection reset")]);
+  const { p, outcomes } = startable(up.batches, () => undefined);
+  assert.equal(await p.start(), undefined);
+  assert.deepEqual(await readAll(p.readable), ["error:stream_service_error:req_t\n"]);
+  assert.equal(outcomes[0]!.events, 0);
 });

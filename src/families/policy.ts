@@ -2,7 +2,8 @@
  * Everything that differs between families, behind one interface (README "Where things live"). The engine calls a policy
  * in one fixed order and names no family:
  *   admitKey → answerHeaders → rawBody → (file translation if `translatesFiles`) → dispatch →
- *   upstream call (errors through `codes`) → inspect on every streamed event → settled.
+ *   upstream call (errors through `codes`) → firstEvent (before the 200) → inspect on every streamed
+ *   event → settled.
  * The lease from `dispatch` is held until the request settles, however it ends.
  */
 import type { Account } from "../accounts/accounts.ts";
@@ -64,6 +65,11 @@ export interface FamilyPolicy {
   dispatch(target: UpstreamTarget): Promise<UpstreamLease>;
   /** Looks at every streamed event before it is encoded; an error ends the stream with it. */
   inspect(ev: IREvent): GatewayError | undefined;
+  /**
+   * Checks the upstream's first event before the 200 goes out (a structured refusal, a model mismatch): an
+   * error becomes an ordinary HTTP error and costs nothing. A family without it gets its 200 at once.
+   */
+  firstEvent?(ev: IREvent): GatewayError | undefined;
   /** Bookkeeping after the request settled (its usage row). */
   settled(row: UsageRow): void;
 }

@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { GatewayError } from "../src/errors/gateway_error.ts";
+import type { FamilyPolicy } from "../src/families/policy.ts";
 import { FAMILY_POLICIES } from "../src/families/registry.ts";
 import type { IREvent } from "../src/ir/events.ts";
 import type { SseFrame } from "../src/protocols/codec.ts";
@@ -175,6 +176,34 @@ Deno.test("a family's first-event refusal is an ordinary HTTP error before the 2
     assert.equal(json.held_usd, "0.00");
   } finally {
     delete policy.firstEvent;
+    await t.close();
+  }
+});
+
+Deno.test("a family's rule on the decoded request refuses before the hold, on every surface", async () => {
+  // No family has one yet (gamma/eta's tool limits arrive with their issue): plant one on delta.
+  const policy: FamilyPolicy = FAMILY_POLICIES.gamma;
+  const before = policy.request;
+  policy.request = (_m, ir) => {
+    if ((ir.maxOutputTokens ?? 0) > 100) {
+      throw new GatewayError("delta_parameter_unavailable", { param: "max_tokens" });
+    }
+  };
+  const t = await startTestGateway();
+  try {
+    const k = await t.newKey("1.00");
+    for (const surface of ["messages", "chat", "responses"] as const) {
+      const res = await post(t.url + SURFACE_PATH[surface], k.key, surfaceBody(surface, "gamma-2.5", "hi"), {
+        ...ANTHROPIC_HEADERS,
+      });
+      const json = await res.json();
+      assert.equal(res.status, 400, `${surface}: ${JSON.stringify(json)}`);
+      assert.equal(json.error.code, "delta_parameter_unavailable");
+      assert.equal(res.headers.get("x-gateway-hold-usd"), null, "refused before any hold");
+    }
+    assert.equal((await t.admin("GET", `/admin/keys/${k.id}`)).json.spent_usd, "0.00");
+  } finally {
+    policy.request = before;
     await t.close();
   }
 });

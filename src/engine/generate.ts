@@ -64,6 +64,7 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
     : ruled;
   const surface = PROTOCOLS[route.surface];
   const ir = surface.decodeRequest(body);
+  policy.request(model, ir);
   const target = app.upstreams[model.family];
   if (!target) throw new GatewayError("upstream_unavailable");
   const upstream = PROTOCOLS[target.protocol];

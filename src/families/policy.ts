@@ -1,7 +1,7 @@
 /**
  * Everything that differs between families, behind one interface (README "Where things live"). The engine calls a policy
  * in one fixed order and names no family:
- *   admitKey → answerHeaders → rawBody → (file translation if `translatesFiles`) → dispatch →
+ *   admitKey → answerHeaders → rawBody → (file translation if `translatesFiles`) → request → dispatch →
  *   upstream call (errors through `codes`) → firstEvent (before the 200) → inspect on every streamed
  *   event → settled.
  * The lease from `dispatch` is held until the request settles, however it ends.
@@ -12,6 +12,7 @@ import type { ModelEntry } from "../catalog/models.ts";
 import type { ErrorCode } from "../errors/codes.ts";
 import type { GatewayError } from "../errors/gateway_error.ts";
 import type { IREvent } from "../ir/events.ts";
+import type { IRRequest } from "../ir/request.ts";
 import type { ProtocolName } from "../protocols/codec.ts";
 import type { UsageRow } from "../store/types.ts";
 import type { UpstreamTarget } from "../upstream/targets.ts";
@@ -59,6 +60,8 @@ export interface FamilyPolicy {
   answerHeaders(surface: ProtocolName, requestId: string): Record<string, string>;
   /** Field rules on the client's raw body; the same object back when nothing changed. */
   rawBody(model: ModelEntry, surface: ProtocolName, body: Record<string, unknown>): Record<string, unknown>;
+  /** Rules on the decoded request, the same on every surface (tool limits, image rules); throws to refuse. */
+  request(model: ModelEntry, ir: IRRequest): void;
   /** Whether `input_file` references are translated into document blocks (alpha, spec §4.2). */
   readonly translatesFiles: boolean;
   /** The upstream account for one call (theta's account queue fills this in). */
@@ -94,6 +97,7 @@ export function plainPolicy(
     admitKey() {},
     answerHeaders: () => ({}),
     rawBody: (_model, _surface, body) => body,
+    request() {},
     translatesFiles: false,
     dispatch: (target) => Promise.resolve({ key: target.keys[0]!, release() {} }),
     inspect: () => undefined,

@@ -2,41 +2,16 @@
  * The upstream exchange of one admitted request: call, map a refusal before the first byte to an
  * ordinary HTTP error, then answer as JSON or as a stream. Every path settles the hold exactly once.
  */
-import type { App } from "../app.ts";
-import type { Reservation } from "../billing/ledger.ts";
-import type { ModelEntry } from "../catalog/models.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
-import type { FamilyPolicy, UpstreamLease } from "../families/policy.ts";
+import type { UpstreamLease } from "../families/policy.ts";
+import type { Exchange } from "./exchange.ts";
 import type { IREvent } from "../ir/events.ts";
 import { upstreamStatusError } from "../families/upstream_errors.ts";
-import type { RouteContext } from "../request/context.ts";
-import type { EncodeContext, Protocol } from "../protocols/codec.ts";
 import { sseFrameBatches } from "../protocols/sse_parse.ts";
 import { callUpstream } from "../upstream/client.ts";
-import type { UpstreamTarget } from "../upstream/targets.ts";
 import { jsonAnswer } from "./json_answer.ts";
 import { settleFailed, settleStream, streamSettlement } from "./settle.ts";
 import { StreamPipeline } from "./stream_pipeline.ts";
-
-export interface Exchange {
-  app: App;
-  ctx: RouteContext;
-  model: ModelEntry;
-  policy: FamilyPolicy;
-  /** The client's surface and the family's upstream protocol (the same object when native). */
-  surface: Protocol;
-  upstream: Protocol;
-  native: boolean;
-  target: UpstreamTarget;
-  /** The upstream body: an object to serialise, or the client's bytes when the native body is unchanged. */
-  upstreamBody: Record<string, unknown> | Uint8Array;
-  encodeCtx: EncodeContext;
-  reservation: Reservation;
-  inputTokens: number;
-  /** Headers of the answer (request ids, the hold, the simulated mark). */
-  headers: Record<string, string>;
-  abort: AbortController;
-}
 
 export async function forward(x: Exchange): Promise<Response> {
   const codes = x.policy.codes;

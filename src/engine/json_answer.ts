@@ -2,7 +2,7 @@
 import { GatewayError } from "../errors/gateway_error.ts";
 import { jsonResponse } from "../request/json.ts";
 import { UpstreamProtocolError } from "../protocols/codec.ts";
-import type { Exchange } from "./forward.ts";
+import type { Exchange } from "./exchange.ts";
 import { estimatedUsage, settleFailed } from "./settle.ts";
 
 export async function jsonAnswer(

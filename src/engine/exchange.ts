@@ -1,0 +1,28 @@
+/** One admitted request's upstream exchange: what forward.ts and json_answer.ts share. */
+import type { App } from "../app.ts";
+import type { Reservation } from "../billing/ledger.ts";
+import type { ModelEntry } from "../catalog/models.ts";
+import type { FamilyPolicy } from "../families/policy.ts";
+import type { EncodeContext, Protocol } from "../protocols/codec.ts";
+import type { RouteContext } from "../request/context.ts";
+import type { UpstreamTarget } from "../upstream/targets.ts";
+
+export interface Exchange {
+  app: App;
+  ctx: RouteContext;
+  model: ModelEntry;
+  policy: FamilyPolicy;
+  /** The client's surface and the family's upstream protocol (the same object when native). */
+  surface: Protocol;
+  upstream: Protocol;
+  native: boolean;
+  target: UpstreamTarget;
+  /** The upstream body: an object to serialise, or the client's bytes when the native body is unchanged. */
+  upstreamBody: Record<string, unknown> | Uint8Array;
+  encodeCtx: EncodeContext;
+  reservation: Reservation;
+  inputTokens: number;
+  /** Headers of the answer (request ids, the hold, the simulated mark). */
+  headers: Record<string, string>;
+  abort: AbortController;
+}

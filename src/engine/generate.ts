@@ -120,6 +120,7 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
         model: model.id,
         now: () => Math.floor(app.now() / 1000),
         newId: app.newId,
+        inputEstimate: inputTokens,
         request: ir,
       },
       reservation,

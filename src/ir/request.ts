@@ -57,4 +57,6 @@ export interface IRRequest {
   thinkingBudget?: number;
   /** End-user id (`metadata.user_id`, `user`, `safety_identifier`). */
   user?: string;
+  /** OpenAI `prompt_cache_key`: routes the prompt to the provider's cache (spec §4.2: forwarded unchanged). */
+  promptCacheKey?: string;
 }

@@ -29,6 +29,8 @@ export interface EncodeContext {
   newId(prefix: string): string;
   /** The decoded client request (Responses echoes some of it; Chat needs includeUsage). */
   request: IRRequest;
+  /** The gateway's input estimate, shown where a surface reports input before the upstream has. */
+  inputEstimate?: number;
 }
 
 /** Encodes internal events into the client's SSE text. */

@@ -81,7 +81,9 @@ export class AnthropicStreamEncoder implements StreamEncoder {
         stop_reason: null,
         stop_sequence: null,
         usage: {
-          input_tokens: u.input_tokens,
+          // Before the upstream reports input (a translated stream), Claude Code and others read the
+          // estimate here; message_delta carries the real count at the end.
+          input_tokens: this.#usage.inputTokens > 0 ? u.input_tokens : this.#ctx.inputEstimate ?? 0,
           cache_creation_input_tokens: u.cache_creation_input_tokens,
           cache_read_input_tokens: u.cache_read_input_tokens,
           output_tokens: 0,

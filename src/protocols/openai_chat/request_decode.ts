@@ -65,5 +65,7 @@ export function decodeRequest(body: Record<string, unknown>): IRRequest {
   const user = optString(body, "user", "user");
   const safety = optString(body, "safety_identifier", "safety_identifier");
   if (safety !== undefined || user !== undefined) req.user = safety ?? user;
+  const cacheKey = optString(body, "prompt_cache_key", "prompt_cache_key");
+  if (cacheKey !== undefined) req.promptCacheKey = cacheKey;
   return req;
 }

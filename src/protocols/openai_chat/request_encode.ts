@@ -93,6 +93,7 @@ export function encodeRequest(req: IRRequest, opts: UpstreamRequestOptions): Rec
   if (req.stop.length > 0) body.stop = req.stop;
   if (req.reasoningEffort !== undefined) body.reasoning_effort = req.reasoningEffort;
   if (req.user !== undefined) body.user = req.user;
+  if (req.promptCacheKey !== undefined) body.prompt_cache_key = req.promptCacheKey;
   if (req.stream) {
     body.stream = true;
     body.stream_options = { include_usage: true };

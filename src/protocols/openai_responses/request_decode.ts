@@ -83,5 +83,7 @@ export function decodeRequest(body: Record<string, unknown>): IRRequest {
   const legacyUser = optString(body, "user");
   const user = safetyId ?? legacyUser;
   if (user !== undefined) req.user = user;
+  const cacheKey = optString(body, "prompt_cache_key");
+  if (cacheKey !== undefined) req.promptCacheKey = cacheKey;
   return req;
 }

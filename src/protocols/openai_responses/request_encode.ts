@@ -87,6 +87,7 @@ export function encodeRequest(req: IRRequest, opts: UpstreamRequestOptions): Rec
       : { effort: req.reasoningEffort, summary: "auto" };
   }
   if (req.user !== undefined) body.user = req.user;
+  if (req.promptCacheKey !== undefined) body.prompt_cache_key = req.promptCacheKey;
   body.stream = req.stream;
   body.store = false;
   return body;

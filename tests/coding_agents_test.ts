@@ -1,0 +1,51 @@
+/**
+ * What coding agents (Claude Code, Codex CLI) send, through the gateway (the coding-agents issue; shapes in
+ * ../shared/docs/client-request-shapes.md). Each test names the client behaviour it keeps working.
+ */
+import assert from "node:assert/strict";
+import { ANTHROPIC_HEADERS, post, withGateway } from "./harness.ts";
+import { readFrames } from "./sse_client.ts";
+
+Deno.test("Codex: prompt_cache_key survives Responses → Chat translation (k3 and theta), spec §4.2", async () => {
+  await withGateway(async (t) => {
+    const k = await t.newKey("1.00");
+    for (const model of ["k3", "theta3.8-max"]) {
+      t.sim.requests.length = 0;
+      const res = await post(t.url + "/v1/responses", k.key, {
+        model,
+        input: "hi",
+        max_output_tokens: 20,
+        prompt_cache_key: "019a-session-1",
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      await res.body?.cancel();
+      const sent = t.sim.requests.at(-1)!;
+      assert.equal(sent.path, "/v1/chat/completions", model);
+      assert.equal((sent.body as Record<string, unknown>).prompt_cache_key, "019a-session-1", model);
+    }
+  });
+});
+
+Deno.test("Claude Code: a translated Messages stream starts with the gateway's input estimate, not 0", async () => {
+  await withGateway(async (t) => {
+    const k = await t.newKey("1.00");
+    const body = {
+      model: "k3",
+      max_tokens: 20,
+      messages: [{ role: "user", content: "Сколько будет два плюс два? ".repeat(20) }],
+    };
+    const quote = await post(t.url + "/v1/messages/count_tokens", k.key, body, ANTHROPIC_HEADERS);
+    const estimate = (await quote.json()).input_tokens as number;
+    assert.ok(estimate > 50);
+    const res = await post(t.url + "/v1/messages", k.key, { ...body, stream: true }, ANTHROPIC_HEADERS);
+    assert.equal(res.status, 200);
+    const { frames } = await readFrames(res);
+    const start = JSON.parse(frames.find((f) => f.event === "message_start")!.data);
+    assert.equal(start.message.usage.input_tokens, estimate);
+    const delta = JSON.parse(frames.find((f) => f.event === "message_delta")!.data);
+    assert.ok(
+      delta.usage.input_tokens > 0 && delta.usage.input_tokens !== estimate,
+      "the real count at the end",
+    );
+  });
+});

@@ -49,3 +49,38 @@ Deno.test("Claude Code: a translated Messages stream starts with the gateway's i
     );
   });
 });
+
+Deno.test("Claude Code: anthropic-beta reaches a native Messages upstream, and only there", async () => {
+  await withGateway(async (t) => {
+    const k = await t.newKey("1.00");
+    const beta = "claude-code-20250219,context-management-2025-06-27,effort-2025-11-24";
+    const headers = {
+      ...ANTHROPIC_HEADERS,
+      "anthropic-beta": beta,
+      "anthropic-dangerous-direct-browser-access": "true",
+    };
+    const body = { max_tokens: 20, messages: [{ role: "user", content: "hi" }] };
+    for (
+      const [model, upstreamPath, forwarded] of [
+        ["beta-sonnet-5", "/v1/messages", beta],
+        ["k3", "/v1/chat/completions", undefined],
+      ] as const
+    ) {
+      t.sim.requests.length = 0;
+      const res = await post(t.url + "/v1/messages?beta=true", k.key, { ...body, model }, headers);
+      assert.equal(res.status, 200, await res.clone().text());
+      await res.body?.cancel();
+      const sent = t.sim.requests.at(-1)!;
+      assert.equal(sent.path, upstreamPath);
+      const h = sent.headers as Record<string, string>;
+      assert.equal(h["anthropic-beta"], forwarded, model);
+      assert.equal(
+        h["anthropic-dangerous-direct-browser-access"],
+        undefined,
+        "a browser flag is not forwarded",
+      );
+      assert.notEqual(h["x-api-key"] ?? h["authorization"], undefined);
+      assert.ok(!JSON.stringify(h).includes(k.key), "the client's key never reaches the upstream");
+    }
+  });
+});

@@ -33,6 +33,7 @@ export async function forward(x: Exchange): Promise<Response> {
       body: x.upstreamBody,
       abort: x.abort,
       headersTimeoutMs: x.app.config.UPSTREAM_HEADERS_TIMEOUT_MS,
+      ...(x.native ? { extraHeaders: pick(x.ctx.req.headers, x.upstream.nativeHeaders) } : {}),
     });
   } catch {
     settleFailed(x.reservation, x.ctx.req.signal.aborted);
@@ -93,4 +94,14 @@ export async function forward(x: Exchange): Promise<Response> {
 
 function isEventStream(contentType: string | null): boolean {
   return contentType !== null && contentType.split(";")[0]!.trim().toLowerCase() === "text/event-stream";
+}
+
+/** The named client headers that are present (lower-case names). */
+function pick(headers: Headers, names: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const n of names) {
+    const v = headers.get(n);
+    if (v !== null) out[n] = v;
+  }
+  return out;
 }

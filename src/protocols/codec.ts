@@ -85,6 +85,11 @@ export interface Protocol {
   readonly name: ProtocolName;
   /** Path appended to the upstream base URL, e.g. "/v1/messages". */
   readonly upstreamPath: string;
+  /**
+   * Client request headers that carry request semantics and reach a native upstream unchanged (lower case;
+   * e.g. `anthropic-beta`, which gates body fields like `context_management`). Dropped on translated routes.
+   */
+  readonly nativeHeaders: readonly string[];
 
   /** Validates and decodes a client body (already a JSON object; model and messages presence checked).
    *  Throws GatewayError (invalid_request / invalid_parameter / unsupported_parameter with `param`). */

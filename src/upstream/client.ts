@@ -10,6 +10,8 @@ export interface UpstreamCall {
   /** Aborts the whole upstream exchange (client gone, failure); also fired by the headers timeout. */
   abort: AbortController;
   headersTimeoutMs: number;
+  /** Client headers the protocol forwards on a native route (Protocol.nativeHeaders). */
+  extraHeaders?: Record<string, string>;
 }
 
 export function upstreamHeaders(protocol: ProtocolName, key: string): Record<string, string> {
@@ -27,7 +29,7 @@ export async function callUpstream(call: UpstreamCall): Promise<Response> {
   try {
     return await fetch(call.url, {
       method: "POST",
-      headers: upstreamHeaders(call.protocol, call.key),
+      headers: { ...call.extraHeaders, ...upstreamHeaders(call.protocol, call.key) },
       body: call.body instanceof Uint8Array
         ? (call.body as Uint8Array<ArrayBuffer>)
         : JSON.stringify(call.body),

@@ -13,6 +13,7 @@ import { createStreamEncoder } from "./stream_encode.ts";
 export const anthropic: Protocol = {
   name: "anthropic",
   upstreamPath: "/v1/messages",
+  nativeHeaders: ["anthropic-beta"],
   decodeRequest,
   encodeResponse,
   createStreamEncoder,

@@ -18,6 +18,7 @@ export { ChatStreamEncoder } from "./stream_encode.ts";
 export const openaiChat: Protocol = {
   name: "openai_chat",
   upstreamPath: "/v1/chat/completions",
+  nativeHeaders: [],
   decodeRequest,
   encodeResponse,
   createStreamEncoder,

@@ -13,6 +13,7 @@ import { createStreamEncoder } from "./stream_encode.ts";
 export const openaiResponses: Protocol = {
   name: "openai_responses",
   upstreamPath: "/v1/responses",
+  nativeHeaders: [],
   decodeRequest,
   encodeResponse,
   createStreamEncoder,

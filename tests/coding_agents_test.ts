@@ -84,3 +84,58 @@ Deno.test("Claude Code: anthropic-beta reaches a native Messages upstream, and o
     }
   });
 });
+
+Deno.test("Claude Code: a role:'system' turn is accepted, passed through natively, kept in place when translated", async () => {
+  await withGateway(async (t) => {
+    const k = await t.newKey("1.00");
+    const turn = {
+      role: "system",
+      content: [{ type: "text", text: "# Environment\ncwd: /tmp/x", cache_control: { type: "ephemeral" } }],
+    };
+    const messages = [{ role: "user", content: [{ type: "text", text: "Напиши файл" }] }, turn];
+    for (
+      const [model, check] of [
+        ["beta-sonnet-5", (b: any) => assert.deepEqual(b.messages, messages)],
+        ["k3", (b: any) => {
+          const roles = b.messages.map((m: any) => m.role);
+          assert.deepEqual(roles, ["system", "user", "system"], JSON.stringify(b.messages));
+          assert.equal(b.messages[2].content, "# Environment\ncwd: /tmp/x");
+        }],
+        ["delta-eta-4.6-high", (b: any) => {
+          const last = b.input.at(-1);
+          assert.deepEqual(last, {
+            type: "message",
+            role: "developer",
+            content: "# Environment\ncwd: /tmp/x",
+          });
+        }],
+        ["theta3.8-max", (b: any) => assert.equal(b.messages.at(-1).role, "system")],
+      ] as const
+    ) {
+      for (const stream of [false, true]) {
+        t.sim.requests.length = 0;
+        const res = await post(t.url + "/v1/messages", k.key, {
+          model,
+          max_tokens: 30,
+          stream,
+          system: [{ type: "text", text: "You are a coding agent." }],
+          messages,
+        }, ANTHROPIC_HEADERS);
+        const text = await res.text();
+        assert.equal(res.status, 200, `${model} stream=${stream}: ${text.slice(0, 300)}`);
+        check(t.sim.requests.at(-1)!.body as any);
+      }
+    }
+    // Instruction turns are text: anything else in one is refused with the block's path.
+    const bad = await post(t.url + "/v1/messages", k.key, {
+      model: "k3",
+      max_tokens: 30,
+      messages: [messages[0], {
+        role: "system",
+        content: [{ type: "image", source: { type: "url", url: "x" } }],
+      }],
+    }, ANTHROPIC_HEADERS);
+    assert.equal(bad.status, 400);
+    assert.equal((await bad.json()).error.param, "messages.1.content.0.type");
+  });
+});

@@ -1,6 +1,10 @@
 /** Internal request model: what every surface decodes into and every upstream encoder reads from. */
 
-export type IRRole = "user" | "assistant";
+/**
+ * `system`: an instruction turn inside the conversation (Anthropic `role: "system"` messages, which Claude
+ * Code sends), text parts only, kept at its position; top-level instructions are `IRRequest.system`.
+ */
+export type IRRole = "user" | "assistant" | "system";
 
 export type IRPart =
   | { type: "text"; text: string }

@@ -83,6 +83,7 @@ function thinking(block: JsonObject, p: string): IRPart {
 /** One content block → zero or more internal parts. Blocks valid only in one role are checked here. */
 function block(raw: unknown, role: IRRole, p: string): IRPart[] {
   const b = object(raw, p);
+  if (role === "system") return b.type === "text" ? [text(b, p)] : bad(`${p}.type`); // instructions are text
   const user = role === "user";
   switch (b.type) {
     case "text":
@@ -118,7 +119,7 @@ export function decodeMessages(value: unknown): IRMessage[] {
   list.forEach((raw, i) => {
     const p = `messages.${i}`;
     const msg = object(raw, p);
-    if (msg.role !== "user" && msg.role !== "assistant") bad(`${p}.role`);
+    if (msg.role !== "user" && msg.role !== "assistant" && msg.role !== "system") bad(`${p}.role`);
     const role: IRRole = msg.role;
     const emptyAllowed = role === "assistant" && i === list.length - 1;
     let parts: IRPart[];

@@ -24,7 +24,7 @@ Deno.test("decodeRequest rejects bad bodies with invalid_request and the field p
     [{ ...base(), max_tokens: 0 }, "max_tokens"],
     [{ ...base(), max_tokens: 1.5 }, "max_tokens"],
     [{ ...base(), max_tokens: "100" }, "max_tokens"],
-    [{ ...base(), messages: [{ role: "system", content: "x" }] }, "messages.0.role"],
+    [{ ...base(), messages: [{ role: "developer", content: "x" }] }, "messages.0.role"],
     [
       { ...base(), messages: [{ role: "user", content: "a" }, { role: "user", content: 5 }] },
       "messages.1.content",

@@ -73,6 +73,7 @@ export function encodeRequest(req: IRRequest, opts: UpstreamRequestOptions): Rec
   const messages: JsonObject[] = req.system.map((s) => ({ role: "system", content: s }));
   for (const m of req.messages) {
     if (m.role === "user") messages.push(...encodeUser(m));
+    else if (m.role === "system") messages.push({ role: "system", content: textOf(m) });
     else messages.push(encodeAssistant(m));
   }
   const body: JsonObject = { model: opts.upstreamModel, messages };
@@ -99,4 +100,9 @@ export function encodeRequest(req: IRRequest, opts: UpstreamRequestOptions): Rec
     body.stream_options = { include_usage: true };
   }
   return body;
+}
+
+/** The text of an instruction turn (its parts are text only). */
+function textOf(m: IRMessage): string {
+  return m.parts.map((p) => (p.type === "text" ? p.text : "")).join("\n\n");
 }

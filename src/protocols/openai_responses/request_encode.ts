@@ -72,7 +72,9 @@ export function encodeRequest(req: IRRequest, opts: UpstreamRequestOptions): Rec
   const body: Record<string, unknown> = { model: opts.upstreamModel };
   const instructions = req.system.filter((s) => s !== "").join("\n\n");
   if (instructions !== "") body.instructions = instructions;
-  body.input = req.messages.flatMap((m) => m.role === "assistant" ? assistantItems(m) : userItems(m));
+  body.input = req.messages.flatMap((m) =>
+    m.role === "assistant" ? assistantItems(m) : m.role === "system" ? [developerItem(m)] : userItems(m)
+  );
   if (req.tools.length > 0) body.tools = toolsToWire(req.tools);
   const choice = toolChoiceToWire(req.toolChoice);
   if (choice !== undefined) body.tool_choice = choice;
@@ -91,4 +93,13 @@ export function encodeRequest(req: IRRequest, opts: UpstreamRequestOptions): Rec
   body.stream = req.stream;
   body.store = false;
   return body;
+}
+
+/** An instruction turn inside the conversation: a `developer` message at the same position (protocols §4.2). */
+function developerItem(m: IRMessage): Record<string, unknown> {
+  return {
+    type: "message",
+    role: "developer",
+    content: m.parts.map((p) => (p.type === "text" ? p.text : "")).join("\n\n"),
+  };
 }

@@ -139,3 +139,35 @@ Deno.test("Claude Code: a role:'system' turn is accepted, passed through nativel
     assert.equal((await bad.json()).error.param, "messages.1.content.0.type");
   });
 });
+
+Deno.test("Claude Code on eta: a thinking budget or output_config.effort never becomes reasoning.effort upstream", async () => {
+  await withGateway(async (t) => {
+    const k = await t.newKey("1.00");
+    for (const model of ["delta-eta-4.6-high", "gamma-2.5"]) {
+      t.sim.requests.length = 0;
+      const res = await post(t.url + "/v1/messages", k.key, {
+        model,
+        max_tokens: 3000,
+        thinking: { type: "enabled", budget_tokens: 2048 },
+        output_config: { effort: "high" },
+        messages: [{ role: "user", content: "hi" }],
+      }, ANTHROPIC_HEADERS);
+      assert.equal(res.status, 200, await res.clone().text());
+      await res.body?.cancel();
+      const sent = t.sim.requests.at(-1)!;
+      assert.equal(sent.path, "/v1/responses");
+      assert.equal((sent.body as Record<string, unknown>).reasoning, undefined, model);
+    }
+    // Where the translation means something (theta on Chat), the same thinking budget still carries an effort.
+    t.sim.requests.length = 0;
+    const control = await post(t.url + "/v1/messages", k.key, {
+      model: "theta3.8-max",
+      max_tokens: 3000,
+      thinking: { type: "enabled", budget_tokens: 2048 },
+      messages: [{ role: "user", content: "hi" }],
+    }, ANTHROPIC_HEADERS);
+    assert.equal(control.status, 200);
+    await control.body?.cancel();
+    assert.equal(typeof (t.sim.requests.at(-1)!.body as Record<string, unknown>).reasoning_effort, "string");
+  });
+});

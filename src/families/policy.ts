@@ -60,7 +60,10 @@ export interface FamilyPolicy {
   answerHeaders(surface: ProtocolName, requestId: string): Record<string, string>;
   /** Field rules on the client's raw body; the same object back when nothing changed. */
   rawBody(model: ModelEntry, surface: ProtocolName, body: Record<string, unknown>): Record<string, unknown>;
-  /** Rules on the decoded request, the same on every surface (tool limits, image rules); throws to refuse. */
+  /**
+   * Rules on the decoded request, the same on every surface (tool limits, image rules): throws to refuse,
+   * and may drop what the family ignores so no translation sends it upstream.
+   */
   request(model: ModelEntry, ir: IRRequest): void;
   /** Whether `input_file` references are translated into document blocks (alpha, spec §4.2). */
   readonly translatesFiles: boolean;

@@ -22,4 +22,11 @@ export const deltaPolicy = plainPolicy({
     hourly_spend_limit: "delta_hourly_spend_limit",
     daily_spend_limit: "delta_daily_spend_limit",
   },
+}, {
+  // spec §2.1, §4.6: eta's effort is part of the model id and thinking has no effect, so an effort derived
+  // from a Messages thinking budget or output_config must never reach the upstream as reasoning.effort.
+  request(_model, ir) {
+    delete ir.reasoningEffort;
+    delete ir.thinkingBudget;
+  },
 });

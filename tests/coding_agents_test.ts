@@ -171,3 +171,35 @@ Deno.test("Claude Code on eta: a thinking budget or output_config.effort never b
     assert.equal(typeof (t.sim.requests.at(-1)!.body as Record<string, unknown>).reasoning_effort, "string");
   });
 });
+
+Deno.test("Codex: the hosted web_search tool becomes web_search_options on alpha, is dropped on theta, refused on gamma/eta", async () => {
+  await withGateway(async (t) => {
+    const k = await t.newKey("1.00");
+    const body = (model: string) => ({
+      model,
+      input: "hi",
+      max_output_tokens: 20,
+      tools: [
+        { type: "function", name: "shell", parameters: { type: "object", properties: {} } },
+        { type: "web_search", external_web_access: true },
+      ],
+    });
+    for (const [model, expected] of [["k3", {}], ["theta3.8-max", undefined]] as const) {
+      t.sim.requests.length = 0;
+      const res = await post(t.url + "/v1/responses", k.key, body(model));
+      assert.equal(res.status, 200, `${model}: ${await res.clone().text()}`);
+      await res.body?.cancel();
+      const sent = t.sim.requests.at(-1)!.body as Record<string, any>;
+      assert.deepEqual(sent.web_search_options, expected, model);
+      assert.deepEqual(sent.tools.map((x: any) => x.function.name), ["shell"], model);
+    }
+    for (const model of ["gamma-2.5", "delta-eta-4.6-high"]) {
+      const res = await post(t.url + "/v1/responses", k.key, body(model));
+      const json = await res.json();
+      assert.equal(res.status, 400, model);
+      assert.equal(json.error.code, "delta_parameter_unavailable");
+      assert.equal(json.error.param, "tools.1");
+    }
+    assert.equal((await t.admin("GET", `/admin/keys/${k.id}`)).json.held_usd, "0.00");
+  });
+});

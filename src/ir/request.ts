@@ -61,6 +61,11 @@ export interface IRRequest {
   thinkingBudget?: number;
   /** End-user id (`metadata.user_id`, `user`, `safety_identifier`). */
   user?: string;
+  /**
+   * The client offered the provider's own web search (a Responses `{type:"web_search"}` tool, which Codex sends
+   * by default): where it sat in `tools`, and its options. Each family's policy decides what it becomes.
+   */
+  hostedWebSearch?: { param: string; searchContextSize?: string; userLocation?: Record<string, unknown> };
   /** OpenAI `prompt_cache_key`: routes the prompt to the provider's cache (spec §4.2: forwarded unchanged). */
   promptCacheKey?: string;
 }

@@ -21,4 +21,9 @@ export const thetaPolicy = plainPolicy({
   admitKey(account) {
     if (account.rec.thetaPaused) throw new GatewayError("api_key_paused");
   },
+  // spec §4.7: theta searches when the model decides; there is no parameter to enable it, so an offered
+  // hosted web_search tool (Codex sends one by default) is dropped.
+  request(_model, ir) {
+    delete ir.hostedWebSearch;
+  },
 });

@@ -95,6 +95,15 @@ export function encodeRequest(req: IRRequest, opts: UpstreamRequestOptions): Rec
   if (req.reasoningEffort !== undefined) body.reasoning_effort = req.reasoningEffort;
   if (req.user !== undefined) body.user = req.user;
   if (req.promptCacheKey !== undefined) body.prompt_cache_key = req.promptCacheKey;
+  if (req.hostedWebSearch) {
+    // protocols: Responses' hosted web_search ≈ Chat web_search_options (spec §4.2 forwards it for alpha).
+    const options: JsonObject = {};
+    if (req.hostedWebSearch.searchContextSize) {
+      options.search_context_size = req.hostedWebSearch.searchContextSize;
+    }
+    if (req.hostedWebSearch.userLocation) options.user_location = req.hostedWebSearch.userLocation;
+    body.web_search_options = options;
+  }
   if (req.stream) {
     body.stream = true;
     body.stream_options = { include_usage: true };

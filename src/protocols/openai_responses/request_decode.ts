@@ -64,9 +64,12 @@ export function decodeRequest(body: Record<string, unknown>): IRRequest {
     messages: input.messages,
     stream: optBool(body, "stream") ?? false,
     includeUsage: false,
-    tools: decodeTools(body.tools),
+    tools: [],
     stop: [],
   };
+  const { tools, webSearch } = decodeTools(body.tools);
+  req.tools = tools;
+  if (webSearch) req.hostedWebSearch = webSearch;
   const toolChoice = decodeToolChoice(body.tool_choice);
   if (toolChoice) req.toolChoice = toolChoice;
   const parallel = optBool(body, "parallel_tool_calls");

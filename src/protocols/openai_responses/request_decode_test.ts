@@ -162,7 +162,7 @@ const rejections: [string, Record<string, unknown>, string, string][] = [
     "invalid_request",
     "tools.1",
   ],
-  ["built-in tool", { ...ok, tools: [{ type: "web_search" }] }, "unsupported_parameter", "tools.0"],
+  ["built-in tool", { ...ok, tools: [{ type: "file_search" }] }, "unsupported_parameter", "tools.0"],
   ["tool without name", { ...ok, tools: [{ type: "function" }] }, "invalid_request", "tools.0.name"],
   ["tool_choice bad string", { ...ok, tool_choice: "any" }, "invalid_parameter", "tool_choice"],
   [

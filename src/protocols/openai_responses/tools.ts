@@ -1,6 +1,6 @@
 /** Function tools and tool_choice (protocols §4.4, §5.3): client wire → IR, IR → upstream / echo wire. */
 import { fieldError } from "../../errors/gateway_error.ts";
-import type { IRTool, IRToolChoice } from "../../ir/request.ts";
+import type { IRRequest, IRTool, IRToolChoice } from "../../ir/request.ts";
 import { isObject, str } from "../../util/json.ts";
 import { absent } from "./util.ts";
 
@@ -30,11 +30,31 @@ function decodeTool(t: unknown, p: string): IRTool {
   return tool;
 }
 
-/** `tools` → IR tools. Built-in tool types are unsupported (the gateway has no hosted tools here). */
-export function decodeTools(v: unknown): IRTool[] {
-  if (absent(v)) return [];
+/** The hosted web search tool (`web_search`, or its preview name); its other fields are options. */
+const WEB_SEARCH = new Set(["web_search", "web_search_preview"]);
+
+/**
+ * `tools` → IR function tools, plus the hosted web search when offered (what it becomes is the family's
+ * call). Other built-in tool types are unsupported.
+ */
+export function decodeTools(v: unknown): { tools: IRTool[]; webSearch?: IRRequest["hostedWebSearch"] } {
+  if (absent(v)) return { tools: [] };
   if (!Array.isArray(v)) throw fieldError("invalid_request", "tools");
-  return v.map((t, i) => decodeTool(t, `tools.${i}`));
+  const tools: IRTool[] = [];
+  let webSearch: IRRequest["hostedWebSearch"];
+  v.forEach((t, i) => {
+    const p = `tools.${i}`;
+    if (isObject(t) && typeof t.type === "string" && WEB_SEARCH.has(t.type)) {
+      if (webSearch) throw fieldError("invalid_request", p); // one is enough
+      webSearch = { param: p };
+      const size = str(t.search_context_size);
+      if (size) webSearch.searchContextSize = size;
+      if (isObject(t.user_location)) webSearch.userLocation = t.user_location;
+      return;
+    }
+    tools.push(decodeTool(t, p));
+  });
+  return webSearch ? { tools, webSearch } : { tools };
 }
 
 /** `tool_choice` → IR. Hosted-tool and allowed_tools choices are unsupported. */

@@ -2,10 +2,26 @@ import assert from "node:assert/strict";
 import { decodeToolChoice, decodeTools, toolChoiceToWire, toolsToWire } from "./tools.ts";
 
 Deno.test("flat function tools decode; parameters default to an empty object schema", () => {
-  assert.deepEqual(decodeTools([{ type: "function", name: "f", description: "d" }]), [
-    { name: "f", description: "d", parameters: { type: "object", properties: {} } },
+  assert.deepEqual(decodeTools([{ type: "function", name: "f", description: "d" }]), {
+    tools: [{ name: "f", description: "d", parameters: { type: "object", properties: {} } }],
+  });
+  assert.deepEqual(decodeTools(undefined), { tools: [] });
+});
+
+Deno.test("the hosted web_search tool is taken out of the tools with its place and options", () => {
+  const out = decodeTools([
+    { type: "function", name: "f" },
+    { type: "web_search", external_web_access: true, search_context_size: "low" },
   ]);
-  assert.deepEqual(decodeTools(undefined), []);
+  assert.equal(out.tools.length, 1);
+  assert.deepEqual(out.webSearch, { param: "tools.1", searchContextSize: "low" });
+  assert.throws(() => decodeTools([{ type: "web_search" }, { type: "web_search_preview" }]), {
+    param: "tools.1",
+  });
+  assert.throws(() => decodeTools([{ type: "file_search" }]), {
+    code: "unsupported_parameter",
+    param: "tools.0",
+  });
 });
 
 Deno.test("tool_choice values", () => {

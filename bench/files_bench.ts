@@ -68,6 +68,9 @@ interface Watch {
 /** Samples memory every 5 ms and pings /v1/models every 10 ms until stopped. */
 function watch(gw: Proc, key: string): Watch {
   let gatewayPeak = 0, maxPingMs = 0, pings = 0, running = true;
+  // Its own connection pool: each case runs a fresh gateway, possibly on the port a stopped one had, and
+  // a pooled keep-alive connection to the stopped one must not be reused for it.
+  const client = Deno.createHttpClient({});
   const childPeaks = new Map<number, number>();
   const timer = setInterval(() => {
     gatewayPeak = Math.max(gatewayPeak, status(gw.pid)?.rss ?? 0);
@@ -78,7 +81,7 @@ function watch(gw: Proc, key: string): Watch {
   const pinging = (async () => {
     while (running) {
       const t0 = performance.now();
-      const res = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+      const res = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key}` }, client });
       await res.body?.cancel();
       maxPingMs = Math.max(maxPingMs, performance.now() - t0);
       pings++;
@@ -89,7 +92,7 @@ function watch(gw: Proc, key: string): Watch {
     stop() {
       running = false;
       clearInterval(timer);
-      void pinging;
+      void pinging.finally(() => client.close());
       return { gatewayPeak, childPeaks: [...childPeaks.values()], maxPingMs, pings };
     },
   };
@@ -98,12 +101,15 @@ function watch(gw: Proc, key: string): Watch {
 async function upload(gw: Proc, key: string, name: string, bytes: Uint8Array) {
   const fd = new FormData();
   fd.append("file", new File([bytes as Uint8Array<ArrayBuffer>], name));
+  const client = Deno.createHttpClient({}); // see watch(): never a pooled connection to an earlier gateway
   const res = await fetch(`${gw.url}/v1/files`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}` },
     body: fd,
+    client,
   });
   const json = await res.json();
+  client.close();
   return res.status === 200 ? "ok" : `${res.status} ${json.detail?.error?.code ?? "?"}`;
 }
 

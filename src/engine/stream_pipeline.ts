@@ -324,8 +324,3 @@ export class StreamPipeline {
 }
 
 type StreamEnd = Omit<StreamOutcome, "usage" | "deliveredChars" | "events" | "finished">;
-
-/** The client stream for one upstream body (see StreamPipeline). */
-export function clientStream(opts: StreamOptions): ReadableStream<Uint8Array> {
-  return new StreamPipeline(opts).readable;
-}

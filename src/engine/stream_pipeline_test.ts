@@ -1,146 +1,25 @@
 import assert from "node:assert/strict";
-import type { ErrorObject } from "../errors/error_object.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
-import type { IREvent } from "../ir/events.ts";
 import { emptyUsage } from "../ir/usage.ts";
 import { baseRequest, testContext } from "../protocols/anthropic/test_util.ts";
-import type { Relay, SseFrame, StreamDecoder, StreamEncoder } from "../protocols/codec.ts";
 import { PROTOCOLS } from "../protocols/registry.ts";
 import { replaySse } from "../protocols/sse_parse.ts";
 import { SSE_HEARTBEAT } from "../protocols/sse.ts";
+import type { StreamDecoder } from "../protocols/codec.ts";
 import {
-  clientStream,
-  type StreamMode,
-  type StreamOptions,
-  type StreamOutcome,
-  StreamPipeline,
-} from "./stream_pipeline.ts";
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** A frame whose data is one internal event (the fake decoder's wire format). */
-const ev = (e: IREvent): SseFrame => ({ data: JSON.stringify(e) });
-const start = ev({ type: "start", id: "msg_1", model: "m" });
-const text = (t: string) => ev({ type: "text_delta", text: t });
-const finish = ev({ type: "finish", reason: "stop" });
-const usage = (input: number, output: number) =>
-  ev({ type: "usage", usage: { inputTokens: input, outputTokens: output } });
-const comment: SseFrame = { data: "" };
-
-/** Decodes our one-event frames ("" decodes to nothing); `pending` is what `end()` still yields. */
-function fakeDecoder(pending: IREvent[] = []): StreamDecoder {
-  return {
-    push: (f) => (f.data === "" ? [] : [JSON.parse(f.data) as IREvent]),
-    end: () => pending,
-  };
-}
-
-const fakeEncoder: StreamEncoder = {
-  push: (e) => (e.type === "text_delta" ? `text:${e.text}\n` : `${e.type}\n`),
-  error: (o: ErrorObject) => `error:${o.code}:${o.request_id}\n`,
-};
-
-const translate = (pending: IREvent[] = []): StreamMode => ({
-  kind: "translate",
-  decoder: fakeDecoder(pending),
-  encoder: fakeEncoder,
-});
-
-/** Relays frames as `relay:<data>`; taps the same one-event frames. */
-function fakeRelay(endText = ""): Relay {
-  let tapped: IREvent[] = [];
-  return {
-    push(f) {
-      if (f.data !== "") tapped.push(JSON.parse(f.data) as IREvent);
-      return `relay:${f.data}\n`;
-    },
-    events() {
-      const out = tapped;
-      tapped = [];
-      return out;
-    },
-    end: () => endText,
-    error: (o) => `relay-error:${o.code}\n`,
-  };
-}
-
-/**
- * An upstream of batches taken one per pull (highWaterMark 0, like sseFrameBatches). A batch may be a
- * number of ms to wait first, an Error to fail the read with, or "hang" for a read that never answers.
- */
-function upstream(script: (SseFrame[] | number | Error | "hang")[]) {
-  const state = { pulls: 0, cancelled: false };
-  let wake: (() => void) | undefined;
-  const batches = new ReadableStream<SseFrame[]>({
-    async pull(c) {
-      state.pulls++;
-      for (;;) {
-        const step = script.shift();
-        if (step === undefined) return c.close();
-        if (typeof step === "number") await sleep(step);
-        else if (step === "hang") await new Promise<void>((r) => (wake = r));
-        else if (step instanceof Error) throw step;
-        else return c.enqueue(step);
-      }
-    },
-    cancel() {
-      state.cancelled = true;
-      wake?.();
-    },
-  }, { highWaterMark: 0 });
-  return { batches, state };
-}
-
-interface Harness {
-  client: ReadableStreamDefaultReader<Uint8Array>;
-  outcomes: StreamOutcome[];
-  aborts: () => number;
-  cutNow: () => StreamOutcome;
-  /** Reads one client chunk as text (undefined at the end). */
-  next(): Promise<string | undefined>;
-  /** Reads every remaining chunk. */
-  rest(): Promise<string[]>;
-}
-
-function pipeline(
-  batches: ReadableStream<SseFrame[]>,
-  over: Partial<StreamOptions> = {},
-): Harness {
-  const outcomes: StreamOutcome[] = [];
-  let aborts = 0;
-  let cutNow: (() => StreamOutcome) | undefined;
-  const stream = clientStream({
-    batches,
-    mode: translate(),
-    requestId: "req_t",
-    heartbeatMs: 60_000,
-    idleTimeoutMs: 60_000,
-    upstreamError: () => new GatewayError("upstream_unavailable"),
-    inspect: () => undefined,
-    abortUpstream: () => aborts++,
-    onDone: (o) => outcomes.push(o),
-    onOpen: (c) => (cutNow = c),
-    ...over,
-  });
-  const client = stream.getReader();
-  const dec = new TextDecoder();
-  const next = async () => {
-    const r = await client.read();
-    return r.done ? undefined : dec.decode(r.value);
-  };
-  return {
-    client,
-    outcomes,
-    aborts: () => aborts,
-    cutNow: () => cutNow!(),
-    next,
-    async rest() {
-      const out: string[] = [];
-      for (let c = await next(); c !== undefined; c = await next()) out.push(c);
-      return out;
-    },
-  };
-}
+  comment,
+  ev,
+  fakeEncoder,
+  fakeRelay,
+  finish,
+  pipeline,
+  sleep,
+  start,
+  text,
+  translate,
+  upstream,
+  usage,
+} from "./stream_pipeline_test_util.ts";
 
 Deno.test("StreamPipeline writes one client chunk per upstream batch and reports a normal end once", async () => {
   const up = upstream([[start, text("Hi")], [comment], [text(" there")], [usage(7, 3), finish]]);
@@ -441,73 +320,4 @@ Deno.test("StreamPipeline ends a recorded mid-stream Chat error with exactly one
   assert.equal(JSON.parse(frames.at(-1)!.data).error.type !== undefined, true);
   assert.equal(p.outcomes[0]!.error?.code, "upstream_unavailable");
   assert.equal(p.outcomes[0]!.events > 0, true);
-});
-
-/** A pipeline object (not only its stream), for the first-event check before the 200. */
-function startable(batches: ReadableStream<SseFrame[]>, firstEvent?: StreamOptions["firstEvent"]) {
-  const outcomes: StreamOutcome[] = [];
-  let aborts = 0;
-  const p = new StreamPipeline({
-    batches,
-    mode: translate(),
-    requestId: "req_t",
-    heartbeatMs: 60_000,
-    idleTimeoutMs: 60_000,
-    upstreamError: () => new GatewayError("upstream_unavailable"),
-    inspect: () => undefined,
-    abortUpstream: () => aborts++,
-    onDone: (o) => outcomes.push(o),
-    ...(firstEvent ? { firstEvent } : {}),
-  });
-  return { p, outcomes, aborts: () => aborts };
-}
-
-async function readAll(stream: ReadableStream<Uint8Array>): Promise<string[]> {
-  const out: string[] = [];
-  const dec = new TextDecoder();
-  for await (const chunk of stream) out.push(dec.decode(chunk));
-  return out;
-}
-
-Deno.test("StreamPipeline.start without a first-event check reads nothing before the 200", async () => {
-  const up = upstream([[start], [text("a"), finish]]);
-  const { p } = startable(up.batches);
-  assert.equal(await p.start(), undefined);
-  assert.equal(up.state.pulls, 0);
-  assert.deepEqual(await readAll(p.readable), ["start\n", "text:a\nfinish\n"]);
-});
-
-Deno.test("StreamPipeline.start runs the first-event check; what it read goes out on the first pull", async () => {
-  const up = upstream([[comment], [start, text("a")], [finish]]);
-  const seen: string[] = [];
-  const { p, outcomes } = startable(up.batches, (e) => (seen.push(e.type), undefined));
-  assert.equal(await p.start(), undefined);
-  assert.equal(up.state.pulls, 2, "read up to the batch with the first event, no further");
-  assert.deepEqual(await readAll(p.readable), ["start\ntext:a\n", "finish\n"]);
-  assert.deepEqual(seen, ["start"], "only the first event is checked");
-  assert.equal(outcomes.length, 1);
-  assert.equal(outcomes[0]!.refused, undefined);
-});
-
-Deno.test("StreamPipeline.start returns the family's refusal of the first event and reports it refused, once", async () => {
-  const up = upstream([[start, text("secret")], [finish]]);
-  const { p, outcomes, aborts } = startable(
-    up.batches,
-    (e) => e.type === "start" ? new GatewayError("cyber_refusal") : undefined,
-  );
-  const refusal = await p.start();
-  assert.equal(refusal?.code, "cyber_refusal");
-  assert.equal(aborts(), 1);
-  assert.equal(outcomes.length, 1);
-  assert.equal(outcomes[0]!.refused, true);
-  assert.equal(outcomes[0]!.error?.code, "cyber_refusal");
-  assert.deepEqual(await readAll(p.readable), [], "nothing is streamed after a refusal");
-});
-
-Deno.test("StreamPipeline.start keeps an upstream cut before the first event for the stream's error frame", async () => {
-  const up = upstream([[comment], new Error("connection reset")]);
-  const { p, outcomes } = startable(up.batches, () => undefined);
-  assert.equal(await p.start(), undefined);
-  assert.deepEqual(await readAll(p.readable), ["error:stream_service_error:req_t\n"]);
-  assert.equal(outcomes[0]!.events, 0);
 });

@@ -6,7 +6,7 @@
  * frame (`stream_service_error`), never with its success ending.
  */
 import assert from "node:assert/strict";
-import { clientStream, type StreamMode, type StreamOutcome } from "../engine/stream_pipeline.ts";
+import { type StreamMode, type StreamOutcome, StreamPipeline } from "../engine/stream_pipeline.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { IRRequest } from "../ir/request.ts";
 import { type EncodeContext, type ProtocolName, type SseFrame, UpstreamProtocolError } from "./codec.ts";
@@ -44,7 +44,7 @@ const BAD_FRAME: Record<ProtocolName, number> = { anthropic: 4, openai_chat: 1, 
 async function pipe(text: string, mode: StreamMode): Promise<{ frames: SseFrame[]; outcome: StreamOutcome }> {
   let outcome: StreamOutcome | undefined;
   const body = new Response(text).body!;
-  const out = clientStream({
+  const out = new StreamPipeline({
     batches: sseFrameBatches(body),
     mode,
     requestId: "req_test",
@@ -57,7 +57,7 @@ async function pipe(text: string, mode: StreamMode): Promise<{ frames: SseFrame[
       outcome = o;
     },
   });
-  const frames = await replaySse(await new Response(out).text());
+  const frames = await replaySse(await new Response(out.readable).text());
   return { frames, outcome: outcome! };
 }
 

@@ -1,0 +1,46 @@
+/** StreamPipeline.start: the family's first-event check before the 200 goes out. */
+import assert from "node:assert/strict";
+import { GatewayError } from "../errors/gateway_error.ts";
+import { comment, finish, pipeline, start, text, upstream } from "./stream_pipeline_test_util.ts";
+
+Deno.test("StreamPipeline.start without a first-event check reads nothing before the 200", async () => {
+  const up = upstream([[start], [text("a"), finish]]);
+  const p = pipeline(up.batches);
+  assert.equal(await p.start(), undefined);
+  assert.equal(up.state.pulls, 0);
+  assert.deepEqual(await p.rest(), ["start\n", "text:a\nfinish\n"]);
+});
+
+Deno.test("StreamPipeline.start runs the first-event check; what it read goes out on the first pull", async () => {
+  const up = upstream([[comment], [start, text("a")], [finish]]);
+  const seen: string[] = [];
+  const p = pipeline(up.batches, { firstEvent: (e) => (seen.push(e.type), undefined) });
+  assert.equal(await p.start(), undefined);
+  assert.equal(up.state.pulls, 2, "read up to the batch with the first event, no further");
+  assert.deepEqual(await p.rest(), ["start\ntext:a\n", "finish\n"]);
+  assert.deepEqual(seen, ["start"], "only the first event is checked");
+  assert.equal(p.outcomes.length, 1);
+  assert.equal(p.outcomes[0]!.refused, undefined);
+});
+
+Deno.test("StreamPipeline.start returns the family's refusal of the first event and reports it refused, once", async () => {
+  const up = upstream([[start, text("secret")], [finish]]);
+  const p = pipeline(up.batches, {
+    firstEvent: (e) => e.type === "start" ? new GatewayError("cyber_refusal") : undefined,
+  });
+  const refusal = await p.start();
+  assert.equal(refusal?.code, "cyber_refusal");
+  assert.equal(p.aborts(), 1);
+  assert.equal(p.outcomes.length, 1);
+  assert.equal(p.outcomes[0]!.refused, true);
+  assert.equal(p.outcomes[0]!.error?.code, "cyber_refusal");
+  assert.deepEqual(await p.rest(), [], "nothing is streamed after a refusal");
+});
+
+Deno.test("StreamPipeline.start keeps an upstream cut before the first event for the stream's error frame", async () => {
+  const up = upstream([[comment], new Error("connection reset")]);
+  const p = pipeline(up.batches, { firstEvent: () => undefined });
+  assert.equal(await p.start(), undefined);
+  assert.deepEqual(await p.rest(), ["error:stream_service_error:req_t\n"]);
+  assert.equal(p.outcomes[0]!.events, 0);
+});

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { keyRecord, usageRow } from "../store/test_fixtures.ts";
 import { KvStore } from "../store/kv_store.ts";
 import type { KeyRecord, UsageRow } from "../store/types.ts";
 import { type Account, Accounts } from "./accounts.ts";
@@ -12,45 +13,21 @@ const CAP_CODES: CapCodes = {
 };
 
 function keyRec(id: string, balance: bigint): KeyRecord {
-  return {
-    id,
-    hash: `hash_${id}`,
-    hint: "gd-abc",
-    name: null,
-    createdAt: 1,
-    revoked: false,
-    expiresAt: null,
-    suspendedUntil: null,
-    thetaPaused: false,
-    membership: null,
-    balance,
-    credited: balance,
-    spent: 0n,
-    caps: { hourlySpend: null, dailySpend: null, hourlyReserve: null, dailyReserve: null },
-  };
+  return keyRecord(id, { balance, credited: balance });
 }
 
 function row(requestId: string, keyId: string, charged: bigint, over: Partial<UsageRow> = {}): UsageRow {
-  return {
-    requestId,
-    keyId,
-    family: "alpha",
-    model: "k3",
+  return usageRow(requestId, keyId, {
     endpoint: "/v1/messages",
-    stream: true,
     status: "cancelled",
     createdAt: Date.now(),
     inputTokens: 100,
-    cachedInputTokens: 0,
     outputTokens: 20,
-    webSearchRequests: 0,
     reserved: 500n,
     charged,
-    writtenOff: 0n,
     usageSource: "estimated",
-    rates: { input: 1n, cacheRead: 1n, output: 2n, search: 0n },
     ...over,
-  };
+  });
 }
 
 /** The ledger identity as the API shows it (balance = available, the settled balance minus open holds). */

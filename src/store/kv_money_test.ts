@@ -1,46 +1,26 @@
 import assert from "node:assert/strict";
+import { keyRecord, usageRow } from "./test_fixtures.ts";
 import { Accounts } from "../accounts/accounts.ts";
 import { KvStore } from "./kv_store.ts";
 import { kvKeys } from "./kv_keys.ts";
 import type { KeyRecord, UsageRow } from "./types.ts";
 
 function keyRec(id: string, money: { balance: bigint; credited: bigint; spent: bigint }): KeyRecord {
-  return {
-    id,
-    hash: `hash_${id}`,
-    hint: "gd-abc",
+  return keyRecord(id, {
     name: `name ${id}`,
-    createdAt: 1,
-    revoked: false,
-    expiresAt: null,
-    suspendedUntil: null,
-    thetaPaused: false,
-    membership: null,
     ...money,
     caps: { hourlySpend: null, dailySpend: 5n, hourlyReserve: null, dailyReserve: null },
-  };
+  });
 }
 
 function checkpoint(requestId: string, keyId: string, charged: bigint): UsageRow {
-  return {
-    requestId,
-    keyId,
-    family: "alpha",
-    model: "k3",
+  return usageRow(requestId, keyId, {
     endpoint: "/v1/messages",
-    stream: true,
     status: "cancelled",
-    createdAt: 1_000,
-    inputTokens: 1,
-    cachedInputTokens: 0,
-    outputTokens: 2,
-    webSearchRequests: 0,
     reserved: 500n,
     charged,
-    writtenOff: 0n,
     usageSource: "estimated",
-    rates: { input: 1n, cacheRead: 1n, output: 2n, search: 0n },
-  };
+  });
 }
 
 async function tempKv(): Promise<{ path: string; done: () => Promise<void> }> {

@@ -1,47 +1,19 @@
 import assert from "node:assert/strict";
+import { keyRecord, usageRow } from "./test_fixtures.ts";
 import { KvStore } from "./kv_store.ts";
 import type { StoredFile } from "./store.ts";
 import type { KeyRecord, UsageRow } from "./types.ts";
 
 function keyRec(id: string, balance: bigint): KeyRecord {
-  return {
-    id,
-    hash: `hash_${id}`,
-    hint: "gd-abc",
-    name: null,
-    createdAt: 1,
-    revoked: false,
-    expiresAt: null,
-    suspendedUntil: null,
-    thetaPaused: false,
-    membership: null,
+  return keyRecord(id, {
     balance,
     credited: balance,
-    spent: 0n,
     caps: { hourlySpend: null, dailySpend: 5n, hourlyReserve: null, dailyReserve: null },
-  };
+  });
 }
 
-function usageRow(requestId: string, keyId: string, createdAt: number, charged = 1n): UsageRow {
-  return {
-    requestId,
-    keyId,
-    family: "alpha",
-    model: "k3",
-    endpoint: "/v1/chat/completions",
-    stream: true,
-    status: "ok",
-    createdAt,
-    inputTokens: 1,
-    cachedInputTokens: 0,
-    outputTokens: 2,
-    webSearchRequests: 0,
-    reserved: 10n,
-    charged,
-    writtenOff: 0n,
-    usageSource: "upstream",
-    rates: { input: 1n, cacheRead: 1n, output: 2n, search: 0n },
-  };
+function row(requestId: string, keyId: string, createdAt: number, charged = 1n): UsageRow {
+  return usageRow(requestId, keyId, { createdAt, charged });
 }
 
 /** A store over an in-memory KV whose atomic commits are counted. */
@@ -85,12 +57,12 @@ Deno.test("KvStore.commit writes money deltas and usage rows", async () => {
   const updated = { ...keyRec("key_a", 60n), credited: 100n, spent: 40n };
   await store.commit({
     money: [{ keyId: "key_a", spent: 40n, credited: 0n }],
-    usage: [usageRow("req_1", "key_a", 1_000, 40n)],
+    usage: [row("req_1", "key_a", 1_000, 40n)],
   });
   assert.deepEqual(await store.getKey("key_a"), updated);
   assert.deepEqual(await store.listKeys(), [updated]);
   assert.deepEqual((await store.listUsage("key_a", { limit: 10 })).rows, [
-    usageRow("req_1", "key_a", 1_000, 40n),
+    row("req_1", "key_a", 1_000, 40n),
   ]);
   await assert.rejects(store.createKey(keyRec("key_a", 1n)), /already exists/);
   store.close();
@@ -102,15 +74,15 @@ Deno.test("KvStore.commit writes checkpoints and deletes settled ones in the sam
   await store.commit({
     money: [],
     usage: [],
-    open: [usageRow("req_a", "key_a", 1), usageRow("req_b", "key_a", 2)],
+    open: [row("req_a", "key_a", 1), row("req_b", "key_a", 2)],
   });
   assert.deepEqual((await store.listOpen()).map((r) => r.requestId), ["req_a", "req_b"]);
   atomics.n = 0;
   await store.commit({
     money: [{ keyId: "key_a", spent: 10n, credited: 0n }],
-    usage: [usageRow("req_a", "key_a", 1, 10n)],
+    usage: [row("req_a", "key_a", 1, 10n)],
     closed: ["req_a"],
-    open: [usageRow("req_b", "key_a", 2, 7n), usageRow("req_c", "key_a", 3)],
+    open: [row("req_b", "key_a", 2, 7n), row("req_c", "key_a", 3)],
   });
   assert.equal(atomics.n, 1, "balance, row, deleted and refreshed checkpoints in one atomic operation");
   const open = await store.listOpen();
@@ -122,8 +94,8 @@ Deno.test("KvStore.commit writes checkpoints and deletes settled ones in the sam
 
 Deno.test("KvStore.listUsage pages a key's rows newest first with cursors", async () => {
   const store = await KvStore.open(":memory:");
-  const rows = [1, 2, 3, 4, 5].map((t) => usageRow(`req_${t}`, "key_a", t * 1_000));
-  await store.commit({ money: [], usage: [...rows, usageRow("req_other", "key_b", 9_000)] });
+  const rows = [1, 2, 3, 4, 5].map((t) => row(`req_${t}`, "key_a", t * 1_000));
+  await store.commit({ money: [], usage: [...rows, row("req_other", "key_b", 9_000)] });
   const ids = (p: { rows: UsageRow[] }) => p.rows.map((r) => r.requestId);
 
   const p1 = await store.listUsage("key_a", { limit: 2 });
@@ -142,7 +114,7 @@ Deno.test("KvStore.listUsage pages a key's rows newest first with cursors", asyn
     "req_3",
   ]);
   // A newer row does not shift a position taken earlier.
-  await store.commit({ money: [], usage: [usageRow("req_6", "key_a", 6_000)] });
+  await store.commit({ money: [], usage: [row("req_6", "key_a", 6_000)] });
   assert.deepEqual(ids(await store.listUsage("key_a", { limit: 2, after: p1.next! })), ["req_3", "req_2"]);
   store.close();
 });

@@ -1,0 +1,45 @@
+/** Records for store, money and account tests: defaults a test overrides with what it is about. */
+import type { KeyRecord, UsageRow } from "./types.ts";
+
+export function keyRecord(id: string, over: Partial<KeyRecord> = {}): KeyRecord {
+  return {
+    id,
+    hash: `hash_${id}`,
+    hint: "gd-abc",
+    name: null,
+    createdAt: 1,
+    revoked: false,
+    expiresAt: null,
+    suspendedUntil: null,
+    thetaPaused: false,
+    membership: null,
+    balance: 0n,
+    credited: 0n,
+    spent: 0n,
+    caps: { hourlySpend: null, dailySpend: null, hourlyReserve: null, dailyReserve: null },
+    ...over,
+  };
+}
+
+export function usageRow(requestId: string, keyId: string, over: Partial<UsageRow> = {}): UsageRow {
+  return {
+    requestId,
+    keyId,
+    family: "alpha",
+    model: "k3",
+    endpoint: "/v1/chat/completions",
+    stream: true,
+    status: "ok",
+    createdAt: 1_000,
+    inputTokens: 1,
+    cachedInputTokens: 0,
+    outputTokens: 2,
+    webSearchRequests: 0,
+    reserved: 10n,
+    charged: 1n,
+    writtenOff: 0n,
+    usageSource: "upstream",
+    rates: { input: 1n, cacheRead: 1n, output: 2n, search: 0n },
+    ...over,
+  };
+}

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
+import { thrownGatewayError } from "../errors/test_util.ts";
 import { findModel } from "../catalog/models.ts";
-import { GatewayError } from "../errors/gateway_error.ts";
 import { applyFieldRules, compileFieldTable, type FieldRule } from "./field_rules.ts";
 
 const row = (field: string, extra: Partial<FieldRule> = {}): FieldRule => ({
@@ -14,16 +14,6 @@ const row = (field: string, extra: Partial<FieldRule> = {}): FieldRule => ({
 });
 const model = findModel("gamma-2.5")!;
 
-function refusal(fn: () => unknown): GatewayError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof GatewayError) return e;
-    throw e;
-  }
-  assert.fail("expected a GatewayError");
-}
-
 Deno.test("applyFieldRules: an open list forwards unknown fields, a closed list refuses them with its code", () => {
   const rows = [row("model"), row("messages"), row("temperature", { rule: "remove", remove: true })];
   const body = { model: "gamma-2.5", messages: [], x_unknown: 1 };
@@ -33,11 +23,13 @@ Deno.test("applyFieldRules: an open list forwards unknown fields, a closed list 
     rows,
     closed: { code: "delta_parameter_unavailable", detail: "закрыт" },
   });
-  const e = refusal(() => applyFieldRules(closed, model, "openai_chat", body));
+  const e = thrownGatewayError(() => applyFieldRules(closed, model, "openai_chat", body));
   assert.equal(e.code, "delta_parameter_unavailable");
   assert.equal(e.param, "x_unknown");
   // Known on another surface only: still unknown here.
-  const e2 = refusal(() => applyFieldRules(closed, model, "openai_responses", { model: "gamma-2.5" }));
+  const e2 = thrownGatewayError(() =>
+    applyFieldRules(closed, model, "openai_responses", { model: "gamma-2.5" })
+  );
   assert.equal(e2.param, "model");
   // Rows still apply on a closed list: removal gives a new object.
   const out = applyFieldRules(closed, model, "openai_chat", { model: "gamma-2.5", temperature: 1 });

@@ -1,22 +1,12 @@
 import assert from "node:assert/strict";
+import { thrownGatewayError } from "../../errors/test_util.ts";
 import { findModel } from "../../catalog/models.ts";
-import { GatewayError } from "../../errors/gateway_error.ts";
 import type { ProtocolName } from "../../protocols/codec.ts";
 import { alphaPolicy } from "./policy.ts";
 
 const MSGS = [{ role: "user", content: "x" }];
 const run = (model: string, body: Record<string, unknown>, surface: ProtocolName = "openai_chat") =>
   alphaPolicy.rawBody(findModel(model)!, surface, { model, messages: MSGS, ...body });
-
-function refused(fn: () => unknown): GatewayError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof GatewayError) return e;
-    throw e;
-  }
-  assert.fail("expected a GatewayError");
-}
 
 Deno.test("alpha rules: a body with nothing to remove comes back as the same object", () => {
   const body = { model: "k3", messages: MSGS, reasoning_effort: "whatever-level", x_unknown: { a: 1 } };
@@ -73,7 +63,7 @@ Deno.test("alpha rules: refusals carry code, param and the row's detail", () => 
     ["k3", { safety_identifier: 5 }, "invalid_parameter", "safety_identifier"],
   ];
   for (const [model, body, code, param, surface] of cases) {
-    const err = refused(() => run(model, body, surface));
+    const err = thrownGatewayError(() => run(model, body, surface));
     const where = `${model} ${surface ?? "chat"} ${JSON.stringify(body)}`;
     assert.equal(err.code, code, where);
     assert.equal(err.param, param, where);

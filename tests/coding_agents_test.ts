@@ -140,35 +140,49 @@ Deno.test("Claude Code: a role:'system' turn is accepted, passed through nativel
   });
 });
 
-Deno.test("Claude Code on eta: a thinking budget or output_config.effort never becomes reasoning.effort upstream", async () => {
+Deno.test("Claude Code on gamma/eta: thinking is dropped (no reasoning.effort upstream); output_config is refused by name", async () => {
   await withGateway(async (t) => {
     const k = await t.newKey("1.00");
+    const body = {
+      max_tokens: 3000,
+      thinking: { type: "enabled", budget_tokens: 2048 },
+      messages: [{ role: "user", content: "hi" }],
+    };
     for (const model of ["delta-eta-4.6-high", "gamma-2.5"]) {
       t.sim.requests.length = 0;
-      const res = await post(t.url + "/v1/messages", k.key, {
-        model,
-        max_tokens: 3000,
-        thinking: { type: "enabled", budget_tokens: 2048 },
-        output_config: { effort: "high" },
-        messages: [{ role: "user", content: "hi" }],
-      }, ANTHROPIC_HEADERS);
+      const res = await post(t.url + "/v1/messages", k.key, { ...body, model }, ANTHROPIC_HEADERS);
       assert.equal(res.status, 200, await res.clone().text());
       await res.body?.cancel();
       const sent = t.sim.requests.at(-1)!;
       assert.equal(sent.path, "/v1/responses");
       assert.equal((sent.body as Record<string, unknown>).reasoning, undefined, model);
+      // spec §4.6: the effort is in the id; output_config is outside the closed list.
+      const refused = await post(t.url + "/v1/messages", k.key, {
+        ...body,
+        model,
+        output_config: { effort: "high" },
+      }, ANTHROPIC_HEADERS);
+      const json = await refused.json();
+      assert.equal(refused.status, 400, model);
+      assert.deepEqual([json.error.code, json.error.param], ["delta_parameter_unavailable", "output_config"]);
+      assert.match(
+        json.error.message,
+        /output_config/,
+        "the message names the field for clients that print only it",
+      );
     }
     // Where the translation means something (theta on Chat), the same thinking budget still carries an effort.
     t.sim.requests.length = 0;
-    const control = await post(t.url + "/v1/messages", k.key, {
-      model: "theta3.8-max",
-      max_tokens: 3000,
-      thinking: { type: "enabled", budget_tokens: 2048 },
-      messages: [{ role: "user", content: "hi" }],
-    }, ANTHROPIC_HEADERS);
+    const control = await post(
+      t.url + "/v1/messages",
+      k.key,
+      { ...body, model: "theta3.8-max" },
+      ANTHROPIC_HEADERS,
+    );
     assert.equal(control.status, 200);
     await control.body?.cancel();
     assert.equal(typeof (t.sim.requests.at(-1)!.body as Record<string, unknown>).reasoning_effort, "string");
+    assert.equal((await t.admin("GET", `/admin/keys/${k.id}`)).json.held_usd, "0.00");
   });
 });
 
@@ -201,5 +215,105 @@ Deno.test("Codex: the hosted web_search tool becomes web_search_options on alpha
       assert.equal(json.error.param, "tools.1");
     }
     assert.equal((await t.admin("GET", `/admin/keys/${k.id}`)).json.held_usd, "0.00");
+  });
+});
+
+Deno.test("Codex: namespace tools travel flat on translated routes, and a member's call comes back with its namespace", async () => {
+  await withGateway(async (t) => {
+    const k = await t.newKey("1.00");
+    const fn = (name: string) => ({
+      type: "function",
+      name,
+      strict: false,
+      parameters: { type: "object", properties: {} },
+    });
+    const tools = [
+      {
+        type: "namespace",
+        name: "multi_agent_v1",
+        description: "Sub-agents",
+        tools: [fn("spawn_agent"), fn("wait_agent")],
+      },
+      fn("exec_command"),
+    ];
+    const flat = ["multi_agent_v1__spawn_agent", "multi_agent_v1__wait_agent", "exec_command"];
+    const upstreamNames = (b: any) => b.tools.map((x: any) => x.function?.name ?? x.name);
+    const upstreamCallName = (b: any) =>
+      b.messages.flatMap((m: any) =>
+        m.tool_calls?.map((c: any) => c.function.name) ??
+          (Array.isArray(m.content)
+            ? m.content.filter((c: any) => c.type === "tool_use").map((c: any) => c.name)
+            : [])
+      );
+    for (const model of ["k3", "beta-sonnet-5", "theta3.8-max"]) {
+      for (const stream of [false, true]) {
+        const label = `${model} stream=${stream}`;
+        t.sim.requests.length = 0;
+        const res = await post(t.url + "/v1/responses", k.key, {
+          model,
+          stream,
+          tools,
+          input: [{
+            type: "message",
+            role: "user",
+            content: [{ type: "input_text", text: "[[sim:tool]] запусти" }],
+          }],
+        });
+        assert.equal(res.status, 200, label);
+        assert.deepEqual(upstreamNames(t.sim.requests.at(-1)!.body), flat, label);
+        let call: any;
+        if (stream) {
+          const { frames } = await readFrames(res);
+          const events = frames.map((f) => JSON.parse(f.data));
+          const added = events.find((e) =>
+            e.type === "response.output_item.added" && e.item.type === "function_call"
+          );
+          const done = events.find((e) =>
+            e.type === "response.output_item.done" && e.item.type === "function_call"
+          );
+          const completed = events.find((e) => e.type === "response.completed");
+          assert.deepEqual([added.item.name, added.item.namespace], ["spawn_agent", "multi_agent_v1"], label);
+          assert.deepEqual(
+            completed.response.output.find((o: any) => o.type === "function_call"),
+            done.item,
+            label,
+          );
+          call = done.item;
+        } else {
+          call = (await res.json()).output.find((o: any) => o.type === "function_call");
+        }
+        assert.deepEqual([call.name, call.namespace], ["spawn_agent", "multi_agent_v1"], label);
+
+        // Turn 2 echoes the call (with its namespace and item id) and answers it.
+        t.sim.requests.length = 0;
+        const next = await post(t.url + "/v1/responses", k.key, {
+          model,
+          stream,
+          tools,
+          input: [
+            { type: "message", role: "user", content: [{ type: "input_text", text: "запусти" }] },
+            { ...call, id: call.id },
+            { type: "function_call_output", id: "fco_1", call_id: call.call_id, output: "агент запущен" },
+          ],
+        });
+        assert.equal(next.status, 200, `${label}: ${await next.clone().text()}`);
+        await next.body?.cancel();
+        assert.deepEqual(
+          upstreamCallName(t.sim.requests.at(-1)!.body),
+          ["multi_agent_v1__spawn_agent"],
+          label,
+        );
+      }
+    }
+    // A native Responses upstream (gamma/eta) gets the namespace tool unchanged.
+    t.sim.requests.length = 0;
+    const native = await post(t.url + "/v1/responses", k.key, {
+      model: "delta-eta-4.6-high",
+      tools,
+      input: "hi",
+    });
+    assert.equal(native.status, 200, await native.clone().text());
+    await native.body?.cancel();
+    assert.deepEqual((t.sim.requests.at(-1)!.body as any).tools, tools);
   });
 });

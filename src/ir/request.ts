@@ -25,7 +25,13 @@ export interface IRMessage {
 }
 
 export interface IRTool {
+  /** The name every upstream sees. */
   name: string;
+  /**
+   * Set on a member of a Responses `namespace` tool, which travels under a flat `name`: how the client
+   * names it, so a call returns to it under that name (protocols/openai_responses/namespace.ts).
+   */
+  member?: { namespace: string; name: string };
   description?: string;
   /** JSON schema of the arguments (root object). */
   parameters: Record<string, unknown>;

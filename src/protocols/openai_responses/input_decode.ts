@@ -2,6 +2,7 @@
 import { fieldError } from "../../errors/gateway_error.ts";
 import type { IRMessage, IRPart } from "../../ir/request.ts";
 import { isObject, type JsonObject, str } from "../../util/json.ts";
+import { flatToolName } from "./namespace.ts";
 import { absent } from "./util.ts";
 
 export interface DecodedInput {
@@ -102,9 +103,11 @@ function requiredString(item: JsonObject, key: string, p: string): string {
   return v;
 }
 
+/** A call from history; a namespace member's call is named as its flat tool is (namespace.ts). */
 function functionCall(item: JsonObject, p: string, conv: Conversation): void {
   const id = requiredString(item, "call_id", p);
-  const name = requiredString(item, "name", p);
+  const member = requiredString(item, "name", p);
+  const name = absent(item.namespace) ? member : flatToolName(requiredString(item, "namespace", p), member);
   if (!absent(item.arguments) && typeof item.arguments !== "string") {
     throw fieldError("invalid_request", `${p}.arguments`);
   }

@@ -21,14 +21,29 @@ export function reasoningItem(id: string, text?: string): Record<string, unknown
   return { id, type: "reasoning", summary: text === undefined ? [] : [{ type: "summary_text", text }] };
 }
 
+/** A call as the client names it: a namespace member with its `namespace` (namespace.ts). */
+export interface ClientCall {
+  callId: string;
+  name: string;
+  namespace?: string;
+}
+
 export function functionCallItem(
   id: string,
   status: ItemStatus,
-  callId: string,
-  name: string,
+  call: ClientCall,
   args: string,
 ): Record<string, unknown> {
-  return { id, type: "function_call", status, arguments: args, call_id: callId, name };
+  const item: Record<string, unknown> = {
+    id,
+    type: "function_call",
+    status,
+    arguments: args,
+    call_id: call.callId,
+    name: call.name,
+  };
+  if (call.namespace !== undefined) item.namespace = call.namespace;
+  return item;
 }
 
 /** A finished call never carries empty arguments (protocols §6 pitfall 7). */

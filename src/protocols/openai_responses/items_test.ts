@@ -10,7 +10,7 @@ Deno.test("item shapes", () => {
     role: "assistant",
   });
   assert.deepEqual(reasoningItem("rs_1"), { id: "rs_1", type: "reasoning", summary: [] });
-  assert.deepEqual(functionCallItem("fc_1", "completed", "call_1", "f", "{}"), {
+  assert.deepEqual(functionCallItem("fc_1", "completed", { callId: "call_1", name: "f" }, "{}"), {
     id: "fc_1",
     type: "function_call",
     status: "completed",
@@ -18,6 +18,23 @@ Deno.test("item shapes", () => {
     call_id: "call_1",
     name: "f",
   });
+  assert.deepEqual(
+    functionCallItem(
+      "fc_2",
+      "in_progress",
+      { callId: "c", name: "spawn_agent", namespace: "multi_agent_v1" },
+      "",
+    ),
+    {
+      id: "fc_2",
+      type: "function_call",
+      status: "in_progress",
+      arguments: "",
+      call_id: "c",
+      name: "spawn_agent",
+      namespace: "multi_agent_v1",
+    },
+  );
   assert.equal(finalArguments(""), "{}");
   assert.equal(finalArguments('{"a":1}'), '{"a":1}');
 });

@@ -2,6 +2,7 @@
 import type { EncodeContext } from "../codec.ts";
 import type { IRResponse } from "../../ir/response.ts";
 import { finalArguments, functionCallItem, messageItem, reasoningItem } from "./items.ts";
+import { clientCallName } from "./namespace.ts";
 import { responseObject } from "./response_object.ts";
 import { statusFromStopReason } from "./status.ts";
 import { usageToWire } from "./usage.ts";
@@ -27,8 +28,7 @@ export function encodeResponse(res: IRResponse, ctx: EncodeContext): Record<stri
         functionCallItem(
           ctx.newId("fc_"),
           "completed",
-          block.id,
-          block.name,
+          { callId: block.id, ...clientCallName(ctx.request.tools, block.name) },
           finalArguments(block.arguments),
         ),
       );

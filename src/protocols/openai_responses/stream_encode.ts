@@ -12,6 +12,7 @@ import type { IREvent, IRStopReason } from "../../ir/events.ts";
 import { emptyUsage, mergeUsage } from "../../ir/usage.ts";
 import { sseEvent } from "../sse.ts";
 import { type ResponseFields, responseObject, type ResponseStatus } from "./response_object.ts";
+import { clientCallName } from "./namespace.ts";
 import { statusFromStopReason } from "./status.ts";
 import {
   argumentsDelta,
@@ -150,7 +151,11 @@ class ResponsesStreamEncoder implements StreamEncoder {
 
   private callStart(index: number, callId: string, name: string): string {
     if (this.calls.has(index)) return "";
-    const call: Call = { callId, name, args: this.orphanArgs.get(index) ?? "" };
+    const call: Call = {
+      callId,
+      ...clientCallName(this.ctx.request.tools, name),
+      args: this.orphanArgs.get(index) ?? "",
+    };
     this.orphanArgs.delete(index);
     this.calls.set(index, call);
     if (this.open?.kind === "call") {

@@ -1,5 +1,6 @@
 /** Frames of one output item's lifecycle in a Responses stream (protocols §4.7), for the stream encoder. */
 import {
+  type ClientCall,
   finalArguments,
   functionCallItem,
   type ItemStatus,
@@ -14,9 +15,7 @@ export type Fields = JsonObject;
 /** Serialises one event, assigning the next sequence_number. */
 export type Emit = (type: string, fields: Fields) => string;
 
-export interface Call {
-  callId: string;
-  name: string;
+export interface Call extends ClientCall {
   args: string;
 }
 
@@ -44,7 +43,7 @@ export function openFrames(emit: Emit, o: OpenItem): string {
         part: { type: "summary_text", text: "" },
       });
   }
-  const item = functionCallItem(o.id, "in_progress", o.call.callId, o.call.name, "");
+  const item = functionCallItem(o.id, "in_progress", o.call, "");
   const added = emit("response.output_item.added", { output_index: o.outputIndex, item });
   // Arguments buffered before the item could open go out as one delta.
   return o.call.args === "" ? added : added + argumentsDelta(emit, o, o.call.args);
@@ -73,7 +72,7 @@ export function snapshot(o: OpenItem, status: ItemStatus): Fields {
   if (o.kind === "message") return messageItem(o.id, status, o.text);
   if (o.kind === "reasoning") return reasoningItem(o.id, o.text);
   const args = status === "completed" ? finalArguments(o.call.args) : o.call.args;
-  return functionCallItem(o.id, status, o.call.callId, o.call.name, args);
+  return functionCallItem(o.id, status, o.call, args);
 }
 
 /** The closing frames of an item, ending with output_item.done; `item` is its final form. */
@@ -97,7 +96,7 @@ export function closeFrames(
   } else {
     const args = finalArguments(o.call.args);
     text = emit("response.function_call_arguments.done", { ...at, name: o.call.name, arguments: args });
-    item = functionCallItem(o.id, status, o.call.callId, o.call.name, args);
+    item = functionCallItem(o.id, status, o.call, args);
   }
   text += emit("response.output_item.done", { output_index: o.outputIndex, item });
   return { text, item };

@@ -2,6 +2,7 @@
 import { fieldError } from "../../errors/gateway_error.ts";
 import type { IRRequest, IRTool, IRToolChoice } from "../../ir/request.ts";
 import { isObject, str } from "../../util/json.ts";
+import { flatToolName } from "./namespace.ts";
 import { absent } from "./util.ts";
 
 const EMPTY_SCHEMA = { type: "object", properties: {} };
@@ -30,17 +31,33 @@ function decodeTool(t: unknown, p: string): IRTool {
   return tool;
 }
 
+/** A `namespace` tool's member functions, as flat tools that remember their client name. */
+function decodeNamespace(t: Record<string, unknown>, p: string): IRTool[] {
+  const namespace = str(t.name);
+  if (!namespace) throw fieldError("invalid_request", `${p}.name`);
+  if (!absent(t.description) && typeof t.description !== "string") {
+    throw fieldError("invalid_request", `${p}.description`);
+  }
+  if (!Array.isArray(t.tools) || t.tools.length === 0) throw fieldError("invalid_request", `${p}.tools`);
+  return t.tools.map((m, j) => {
+    const tool = decodeTool(m, `${p}.tools.${j}`);
+    return { ...tool, name: flatToolName(namespace, tool.name), member: { namespace, name: tool.name } };
+  });
+}
+
 /** The hosted web search tool (`web_search`, or its preview name); its other fields are options. */
 const WEB_SEARCH = new Set(["web_search", "web_search_preview"]);
 
 /**
- * `tools` → IR function tools, plus the hosted web search when offered (what it becomes is the family's
- * call). Other built-in tool types are unsupported.
+ * `tools` → IR function tools (namespace members flattened), plus the hosted web search when offered (what
+ * it becomes is the family's call). Other built-in tool types are unsupported. Names are unique after
+ * flattening: a flat member name that another tool already has would make a call ambiguous.
  */
 export function decodeTools(v: unknown): { tools: IRTool[]; webSearch?: IRRequest["hostedWebSearch"] } {
   if (absent(v)) return { tools: [] };
   if (!Array.isArray(v)) throw fieldError("invalid_request", "tools");
   const tools: IRTool[] = [];
+  const names = new Set<string>();
   let webSearch: IRRequest["hostedWebSearch"];
   v.forEach((t, i) => {
     const p = `tools.${i}`;
@@ -52,7 +69,12 @@ export function decodeTools(v: unknown): { tools: IRTool[]; webSearch?: IRReques
       if (isObject(t.user_location)) webSearch.userLocation = t.user_location;
       return;
     }
-    tools.push(decodeTool(t, p));
+    const decoded = isObject(t) && t.type === "namespace" ? decodeNamespace(t, p) : [decodeTool(t, p)];
+    for (const tool of decoded) {
+      if (names.has(tool.name)) throw fieldError("invalid_request", p);
+      names.add(tool.name);
+      tools.push(tool);
+    }
   });
   return webSearch ? { tools, webSearch } : { tools };
 }

@@ -48,3 +48,66 @@ Deno.test("wire tools: strict false unless true; tool_choice shapes", () => {
   assert.deepEqual(toolChoiceToWire({ type: "tool", name: "x" }), { type: "function", name: "x" });
   assert.equal(toolChoiceToWire(undefined), undefined);
 });
+
+Deno.test("a namespace tool's members become flat tools that remember their client name", () => {
+  const out = decodeTools([
+    { type: "function", name: "exec_command", parameters: { type: "object" } },
+    {
+      type: "namespace",
+      name: "multi_agent_v1",
+      description: "Sub-agents",
+      tools: [
+        {
+          type: "function",
+          name: "spawn_agent",
+          description: "Spawn",
+          strict: false,
+          parameters: { type: "object" },
+        },
+        { type: "function", name: "wait_agent" },
+      ],
+    },
+  ]);
+  assert.deepEqual(out.tools, [
+    { name: "exec_command", parameters: { type: "object" } },
+    {
+      name: "multi_agent_v1__spawn_agent",
+      description: "Spawn",
+      parameters: { type: "object" },
+      strict: false,
+      member: { namespace: "multi_agent_v1", name: "spawn_agent" },
+    },
+    {
+      name: "multi_agent_v1__wait_agent",
+      parameters: { type: "object", properties: {} },
+      member: { namespace: "multi_agent_v1", name: "wait_agent" },
+    },
+  ]);
+});
+
+Deno.test("namespace tools: malformed shapes and ambiguous flat names are refused with the path", () => {
+  const ns = (extra: Record<string, unknown>) => ({
+    type: "namespace",
+    name: "n",
+    tools: [{ type: "function", name: "f" }],
+    ...extra,
+  });
+  assert.throws(() => decodeTools([ns({ name: "" })]), { code: "invalid_request", param: "tools.0.name" });
+  assert.throws(() => decodeTools([ns({ tools: [] })]), { code: "invalid_request", param: "tools.0.tools" });
+  assert.throws(() => decodeTools([ns({ description: 5 })]), {
+    code: "invalid_request",
+    param: "tools.0.description",
+  });
+  assert.throws(() => decodeTools([ns({ tools: [{ type: "web_search" }] })]), {
+    code: "unsupported_parameter",
+    param: "tools.0.tools.0",
+  });
+  assert.throws(() => decodeTools([{ type: "function", name: "n__f" }, ns({})]), {
+    code: "invalid_request",
+    param: "tools.1",
+  });
+  assert.throws(() => decodeTools([{ type: "function", name: "f" }, { type: "function", name: "f" }]), {
+    code: "invalid_request",
+    param: "tools.1",
+  });
+});

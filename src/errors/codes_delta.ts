@@ -5,7 +5,10 @@ export const DELTA_CODES = {
   // spec §7.5 families gamma and eta
   delta_parameter_unavailable: bad(
     "Поле не входит в список поддерживаемых для этой модели.",
-    "Уберите поле, указанное в param.",
+    "Уберите поле, указанное в param. Gamma и eta принимают: в Messages — model, messages, max_tokens, system, " +
+      "stream, tools, tool_choice; в Chat Completions — model, messages, max_tokens, max_completion_tokens, " +
+      "stream, tools, tool_choice; в Responses — model, input, instructions, max_output_tokens, stream, tools, " +
+      "tool_choice. Поля temperature, top_p, metadata и thinking принимаются и не действуют.",
   ),
   delta_client_tools_unavailable: bad(
     "Инструменты провайдера во входных данных не поддерживаются.",

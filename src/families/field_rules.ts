@@ -10,7 +10,8 @@
  * - `onlyModels`: the field is allowed only on these models; elsewhere 400 `unsupported_parameter`.
  * - `refusedOn`: these values are refused on these models (400 with the row's `code`).
  * - `check`: the value must pass it; otherwise 400 with the row's `code` (a key that is not allowed
- *   inside an object: `unsupported_parameter`), `param` = the field or the path inside it.
+ *   inside an object: `unsupported_parameter`, or the closed list's code), `param` = the field or the path
+ *   inside it.
  * - `remove`: the field is dropped before anything else sees the body.
  * Every refusal carries the row's Russian `detail`, so a client (and a test) sees which rule refused.
  *
@@ -52,8 +53,11 @@ export interface FieldRule {
 
 export interface FieldTable {
   rows: readonly FieldRule[];
-  /** A closed list: a field with no row on the request's surface is refused with this code. */
-  closed?: { code: ErrorCode; detail: string };
+  /**
+   * A closed list: a field with no row on the request's surface is refused with this code, and a detail that
+   * names the field (clients such as Claude Code print only the message).
+   */
+  closed?: { code: ErrorCode; detail: (field: string) => string };
 }
 
 /** A table indexed by surface, built once per table. */
@@ -85,7 +89,7 @@ export function applyFieldRules(
 ): Record<string, unknown> {
   if (table.closed) {
     for (const field in body) {
-      if (!table.known[surface].has(field)) refuse(table.closed.code, field, table.closed.detail);
+      if (!table.known[surface].has(field)) refuse(table.closed.code, field, table.closed.detail(field));
     }
   }
   const drop: string[] = [];
@@ -108,7 +112,9 @@ export function applyFieldRules(
     }
     const failure = runCheck(row.check, v);
     if (failure) {
-      refuse(failure.unsupported ? "unsupported_parameter" : row.code, row.field + failure.path, row.detail);
+      // A key not allowed inside an object: on a closed list that is the list's own refusal too.
+      const unsupported = table.closed?.code ?? "unsupported_parameter";
+      refuse(failure.unsupported ? unsupported : row.code, row.field + failure.path, row.detail);
     }
   }
   if (drop.length === 0) return body;

@@ -21,11 +21,12 @@ Deno.test("applyFieldRules: an open list forwards unknown fields, a closed list 
   assert.equal(applyFieldRules(open, model, "openai_chat", body), body);
   const closed = compileFieldTable({
     rows,
-    closed: { code: "delta_parameter_unavailable", detail: "закрыт" },
+    closed: { code: "delta_parameter_unavailable", detail: (f) => `закрыт: ${f}` },
   });
   const e = thrownGatewayError(() => applyFieldRules(closed, model, "openai_chat", body));
   assert.equal(e.code, "delta_parameter_unavailable");
   assert.equal(e.param, "x_unknown");
+  assert.equal(e.detail, "закрыт: x_unknown");
   // Known on another surface only: still unknown here.
   const e2 = thrownGatewayError(() =>
     applyFieldRules(closed, model, "openai_responses", { model: "gamma-2.5" })

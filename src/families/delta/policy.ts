@@ -1,9 +1,14 @@
 /**
- * Families gamma and eta (spec §4.6, §7.5) share one policy: the delta_ codes, including their own cap
- * codes and a provider 500 as `delta_upstream_error`. The closed parameter list arrives with their issue.
+ * Families gamma and eta (spec §4.6, §7.5) share one policy: the closed parameter list (`field_rules.ts`) and
+ * the delta_ codes, including their own cap codes and a provider 500 as `delta_upstream_error`. The list drops
+ * `thinking` and refuses every effort field, so no translation sends `reasoning.effort` upstream: eta's effort
+ * is part of the model id (spec §2.1).
  */
-import { GatewayError } from "../../errors/gateway_error.ts";
+import { applyFieldRules, compileFieldTable } from "../field_rules.ts";
 import { plainPolicy } from "../policy.ts";
+import { DELTA_FIELDS } from "./field_rules.ts";
+
+const FIELDS = compileFieldTable(DELTA_FIELDS);
 
 export const deltaPolicy = plainPolicy({
   protocol: "openai_responses",
@@ -24,17 +29,5 @@ export const deltaPolicy = plainPolicy({
     daily_spend_limit: "delta_daily_spend_limit",
   },
 }, {
-  // spec §2.1, §4.6: eta's effort is part of the model id and thinking has no effect, so an effort derived
-  // from a Messages thinking budget or output_config must never reach the upstream as reasoning.effort.
-  request(_model, ir) {
-    // spec §4.6: built-in search runs on its own and typed server tools are not accepted.
-    if (ir.hostedWebSearch) {
-      throw new GatewayError("delta_parameter_unavailable", {
-        param: ir.hostedWebSearch.param,
-        detail: "Веб-поиск у gamma и eta встроен и не настраивается; уберите инструмент web_search.",
-      });
-    }
-    delete ir.reasoningEffort;
-    delete ir.thinkingBudget;
-  },
+  rawBody: (model, surface, body) => applyFieldRules(FIELDS, model, surface, body),
 });

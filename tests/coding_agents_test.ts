@@ -186,19 +186,28 @@ Deno.test("Claude Code on gamma/eta: thinking is dropped (no reasoning.effort up
   });
 });
 
-Deno.test("Codex: the hosted web_search tool becomes web_search_options on alpha, is dropped on theta, refused on gamma/eta", async () => {
+Deno.test("Codex: the hosted web_search tool becomes web_search_options on alpha, beta's server tool, is dropped on theta, refused on gamma/eta", async () => {
   await withGateway(async (t) => {
     const k = await t.newKey("1.00");
-    const body = (model: string) => ({
+    const body = (model: string, input = "hi") => ({
       model,
-      input: "hi",
+      input,
       max_output_tokens: 20,
       tools: [
         { type: "function", name: "shell", parameters: { type: "object", properties: {} } },
-        { type: "web_search", external_web_access: true },
+        {
+          type: "web_search",
+          external_web_access: true,
+          user_location: { type: "approximate", country: "RU" },
+        },
       ],
     });
-    for (const [model, expected] of [["k3", {}], ["theta3.8-max", undefined]] as const) {
+    for (
+      const [model, expected] of [["k3", { user_location: { type: "approximate", country: "RU" } }], [
+        "theta3.8-max",
+        undefined,
+      ]] as const
+    ) {
       t.sim.requests.length = 0;
       const res = await post(t.url + "/v1/responses", k.key, body(model));
       assert.equal(res.status, 200, `${model}: ${await res.clone().text()}`);
@@ -206,6 +215,26 @@ Deno.test("Codex: the hosted web_search tool becomes web_search_options on alpha
       const sent = t.sim.requests.at(-1)!.body as Record<string, any>;
       assert.deepEqual(sent.web_search_options, expected, model);
       assert.deepEqual(sent.tools.map((x: any) => x.function.name), ["shell"], model);
+    }
+    // beta: Messages' own web search server tool (protocols §5.3); the provider's searches are billed 0.01 each
+    // (spec §8.1 p.6).
+    for (const stream of [false, true]) {
+      t.sim.requests.length = 0;
+      const res = await post(t.url + "/v1/responses", k.key, {
+        ...body("beta-sonnet-5", "[[sim:search=2]] найди"),
+        stream,
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      const text = await res.text();
+      assert.match(text, /"status":"completed"/);
+      const sent = t.sim.requests.at(-1)!.body as Record<string, any>;
+      assert.deepEqual(sent.tools.at(-1), { type: "web_search_20250305", name: "web_search", max_uses: 5 });
+      assert.deepEqual(sent.tools.slice(0, -1).map((x: any) => x.name), ["shell"]);
+      const usage = await fetch(t.url + "/v1/usage/requests?family=beta", {
+        headers: { authorization: `Bearer ${k.key}` },
+      });
+      const row = (await usage.json()).data[0];
+      assert.equal(row.web_search_requests, 2, JSON.stringify(row));
     }
     for (const model of ["gamma-2.5", "delta-eta-4.6-high"]) {
       const res = await post(t.url + "/v1/responses", k.key, body(model));

@@ -1,5 +1,7 @@
-/** Family beta (spec §4.5): codes only so far; the server-tool rules arrive with the beta issue. */
-import { GatewayError } from "../../errors/gateway_error.ts";
+/**
+ * Family beta (spec §4.5): codes only so far; the server-tool rules arrive with the beta issue. A Responses
+ * client's hosted web_search becomes beta's own web search server tool in the Messages translation.
+ */
 import { COMMON_CAP_CODES, plainPolicy } from "../policy.ts";
 
 export const betaPolicy = plainPolicy({
@@ -14,11 +16,4 @@ export const betaPolicy = plainPolicy({
   timedOut: "upstream_timeout",
   invalidResponse: "upstream_invalid_response",
   caps: COMMON_CAP_CODES,
-}, {
-  // spec §4.5: beta's search is its typed server tool on Messages; the Responses hosted tool has no mapping.
-  request(_model, ir) {
-    if (ir.hostedWebSearch) {
-      throw new GatewayError("unsupported_parameter", { param: ir.hostedWebSearch.param });
-    }
-  },
 });

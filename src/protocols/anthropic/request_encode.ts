@@ -46,6 +46,13 @@ function toolChoice(
   return out;
 }
 
+/**
+ * The Responses hosted `web_search` tool as Messages' server tool (protocols §5.3). Its search_context_size and
+ * user_location have no Messages equivalent a provider accepts (spec §4.5 refuses user_location) and are
+ * dropped; max_uses is the spec's upper bound (spec §4.5, §8.4: 1–5).
+ */
+const WEB_SEARCH_SERVER_TOOL = { type: "web_search_20250305", name: "web_search", max_uses: 5 };
+
 export function encodeRequest(req: IRRequest, opts: UpstreamRequestOptions): Record<string, unknown> {
   let maxTokens = req.maxOutputTokens ?? opts.defaultMaxTokens;
   const budget = thinkingBudget(req);
@@ -60,15 +67,15 @@ export function encodeRequest(req: IRRequest, opts: UpstreamRequestOptions): Rec
   };
   const system = req.system.filter((s) => s !== "").join("\n\n");
   if (system) body.system = system;
-  if (req.tools.length > 0) {
-    body.tools = req.tools.map((t) => {
-      const tool: Record<string, unknown> = { name: t.name };
-      if (t.description) tool.description = t.description;
-      tool.input_schema = Object.keys(t.parameters).length > 0
-        ? t.parameters
-        : { type: "object", properties: {} };
-      return tool;
-    });
+  const tools: Record<string, unknown>[] = req.tools.map((t) => {
+    const tool: Record<string, unknown> = { name: t.name };
+    if (t.description) tool.description = t.description;
+    tool.input_schema = Object.keys(t.parameters).length > 0 ? t.parameters : { type: "object", properties: {} };
+    return tool;
+  });
+  if (req.hostedWebSearch) tools.push(WEB_SEARCH_SERVER_TOOL);
+  if (tools.length > 0) {
+    body.tools = tools;
     const choice = toolChoice(req.toolChoice, req.parallelToolCalls, budget !== undefined);
     if (choice) body.tool_choice = choice;
   }

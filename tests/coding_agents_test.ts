@@ -3,6 +3,8 @@
  * ../shared/docs/client-request-shapes.md). Each test names the client behaviour it keeps working.
  */
 import assert from "node:assert/strict";
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
 import { ANTHROPIC_HEADERS, post, withGateway } from "./harness.ts";
 import { readFrames } from "./sse_client.ts";
 
@@ -344,5 +346,27 @@ Deno.test("Codex: namespace tools travel flat on translated routes, and a member
     assert.equal(native.status, 200, await native.clone().text());
     await native.body?.cancel();
     assert.deepEqual((t.sim.requests.at(-1)!.body as any).tools, tools);
+  });
+});
+
+Deno.test("GET /v1/models lists through both SDKs; ?beta=true is accepted on count_tokens too", async () => {
+  await withGateway(async (t) => {
+    const k = await t.newKey("1.00");
+    const openai = new OpenAI({ apiKey: k.key, baseURL: `${t.url}/v1`, maxRetries: 0 });
+    const anthropic = new Anthropic({ apiKey: k.key, baseURL: t.url, maxRetries: 0 });
+    const viaOpenai: string[] = [];
+    for await (const m of openai.models.list()) viaOpenai.push(m.id);
+    const viaAnthropic: string[] = [];
+    for await (const m of anthropic.models.list()) viaAnthropic.push(m.id);
+    assert.deepEqual(viaAnthropic, viaOpenai);
+    assert.ok(
+      viaOpenai.includes("beta-sonnet-5") && viaOpenai.includes("theta3.8-max") && viaOpenai.length === 26,
+    );
+    const quote = await post(t.url + "/v1/messages/count_tokens?beta=true", k.key, {
+      model: "beta-sonnet-5",
+      messages: [{ role: "user", content: "привет" }],
+    }, ANTHROPIC_HEADERS);
+    assert.equal(quote.status, 200);
+    assert.equal(typeof (await quote.json()).input_tokens, "number");
   });
 });

@@ -5,6 +5,7 @@
 
 import { type Directives, hasFault, type MidFault, midFault } from "./directives.ts";
 import { Words } from "./words.ts";
+import { pickWriteTool, writeArgs } from "./write_task.ts";
 
 /** The last user turn (trailing user / tool-result messages) as plain text. */
 export interface Turn {
@@ -36,7 +37,7 @@ export interface Inspect {
 
 export interface ToolCall {
   name: string;
-  /** JSON text of the arguments: {"query": "..."}. */
+  /** JSON text of the arguments: {"query": "..."} (or the `write` directive's, write_task.ts). */
   args: string;
   /** `args` split into 3 fragments; one output token each. */
   fragments: string[];
@@ -106,6 +107,17 @@ function splitArgs(args: string): string[] {
   return [args.slice(0, head), args.slice(head, mid), args.slice(mid)];
 }
 
+/** `args` in 3 fragments of about equal length, never splitting a surrogate pair. */
+function splitEven(args: string): string[] {
+  const cut = (at: number) => {
+    const c = args.charCodeAt(at - 1);
+    return at > 0 && at < args.length && c >= 0xd800 && c <= 0xdbff ? at + 1 : at;
+  };
+  const a = cut(Math.ceil(args.length / 3));
+  const b = Math.max(a, cut(Math.ceil((args.length * 2) / 3)));
+  return [args.slice(0, a), args.slice(a, b), args.slice(b)];
+}
+
 function pickTool(tools: ToolOffer, want: boolean): string | undefined {
   switch (tools.choice) {
     case "none":
@@ -128,14 +140,23 @@ export function buildPlan(ins: Inspect, d: Directives, clean: string): Plan {
   budget -= reasoningTokens;
   let truncated = reasoningTokens < wantReasoning;
 
-  const toolName = pickTool(ins.tools, d.tool);
+  // Never on a tool-result turn, so an agent cannot be sent round the same write forever.
+  const writeTool = d.write && !ins.turn.toolResult && ins.tools.choice !== "none"
+    ? pickWriteTool(ins.tools.names, ins.tools.choice === "named" ? ins.tools.name : undefined)
+    : undefined;
+  const toolName = writeTool ?? pickTool(ins.tools, d.tool);
   let tool: ToolCall | null = null;
   let wantWords = d.words ?? DEFAULT_WORDS;
   const query = snippet || "симулятор";
   if (toolName !== undefined && !truncated) {
     if (budget >= TOOL_TOKENS) {
-      const args = JSON.stringify({ query });
-      tool = { name: toolName, args, fragments: splitArgs(args) };
+      if (writeTool) {
+        const args = writeArgs(writeTool, d.write!);
+        tool = { name: writeTool, args, fragments: splitEven(args) };
+      } else {
+        const args = JSON.stringify({ query });
+        tool = { name: toolName, args, fragments: splitArgs(args) };
+      }
       wantWords = 0;
     } else {
       truncated = true;

@@ -4,6 +4,8 @@
  * One `indexOf` scan for the marker; unknown names and malformed values are ignored.
  */
 
+import { parseWriteTask, type WriteTask } from "./write_task.ts";
+
 export type Fault =
   | { kind: "status"; status: number }
   | { kind: "error_mid" }
@@ -30,6 +32,8 @@ export interface Directives {
   delay: number;
   interval: number;
   faults: Fault[];
+  /** Write a file with the request's file-writing tool (write_task.ts). */
+  write?: WriteTask;
 }
 
 export const MAX_WORDS = 100_000;
@@ -94,6 +98,11 @@ function apply(d: Directives, name: string, value: string | undefined): void {
     case "interval":
       d.interval = intValue(value, MAX_MS) ?? d.interval;
       break;
+    case "write": {
+      const w = parseWriteTask(value);
+      if (w) d.write = w;
+      break;
+    }
     case "fault": {
       const f = parseFault(value);
       if (f) d.faults.push(f);

@@ -70,7 +70,9 @@ export function encodeRequest(req: IRRequest, opts: UpstreamRequestOptions): Rec
   const tools: Record<string, unknown>[] = req.tools.map((t) => {
     const tool: Record<string, unknown> = { name: t.name };
     if (t.description) tool.description = t.description;
-    tool.input_schema = Object.keys(t.parameters).length > 0 ? t.parameters : { type: "object", properties: {} };
+    tool.input_schema = Object.keys(t.parameters).length > 0
+      ? t.parameters
+      : { type: "object", properties: {} };
     return tool;
   });
   if (req.hostedWebSearch) tools.push(WEB_SEARCH_SERVER_TOOL);

@@ -7,6 +7,7 @@
 import { applyFieldRules, compileFieldTable } from "../field_rules.ts";
 import { plainPolicy } from "../policy.ts";
 import { DELTA_FIELDS } from "./field_rules.ts";
+import { checkDeltaRequest, refuseHostedItems } from "./request_rules.ts";
 
 const FIELDS = compileFieldTable(DELTA_FIELDS);
 
@@ -29,5 +30,10 @@ export const deltaPolicy = plainPolicy({
     daily_spend_limit: "delta_daily_spend_limit",
   },
 }, {
-  rawBody: (model, surface, body) => applyFieldRules(FIELDS, model, surface, body),
+  rawBody(model, surface, body) {
+    const ruled = applyFieldRules(FIELDS, model, surface, body);
+    if (surface === "openai_responses") refuseHostedItems(ruled);
+    return ruled;
+  },
+  request: checkDeltaRequest,
 });

@@ -63,6 +63,8 @@ export interface Plan {
   usage: UsageMode;
   interval: number;
   mid?: MidFault;
+  /** End with a structured refusal instead of a natural stop (no tool call is made). */
+  refusal: boolean;
 }
 
 export const DEFAULT_WORDS = 12;
@@ -148,7 +150,7 @@ export function buildPlan(ins: Inspect, d: Directives, clean: string): Plan {
   let tool: ToolCall | null = null;
   let wantWords = d.words ?? DEFAULT_WORDS;
   const query = snippet || "симулятор";
-  if (toolName !== undefined && !truncated) {
+  if (toolName !== undefined && !truncated && !d.refusal) {
     if (budget >= TOOL_TOKENS) {
       if (writeTool) {
         const args = writeArgs(writeTool, d.write!);
@@ -188,6 +190,7 @@ export function buildPlan(ins: Inspect, d: Directives, clean: string): Plan {
     usage,
     interval: d.interval,
     mid: midFault(d),
+    refusal: d.refusal && !truncated,
   };
 }
 

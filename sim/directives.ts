@@ -34,6 +34,8 @@ export interface Directives {
   faults: Fault[];
   /** Write a file with the request's file-writing tool (write_task.ts). */
   write?: WriteTask;
+  /** End with a structured refusal (Anthropic `stop_reason: "refusal"`) after the answer words. */
+  refusal: boolean;
 }
 
 export const MAX_WORDS = 100_000;
@@ -42,7 +44,16 @@ const MAX_MS = 600_000;
 const MARK = "[[sim:";
 
 export function emptyDirectives(): Directives {
-  return { tool: false, reasoning: 0, cached: 0, search: 0, delay: 0, interval: 0, faults: [] };
+  return {
+    tool: false,
+    reasoning: 0,
+    cached: 0,
+    search: 0,
+    delay: 0,
+    interval: 0,
+    faults: [],
+    refusal: false,
+  };
 }
 
 function intValue(v: string | undefined, max: number): number | undefined {
@@ -82,6 +93,9 @@ function apply(d: Directives, name: string, value: string | undefined): void {
     }
     case "tool":
       d.tool = true;
+      break;
+    case "refusal":
+      d.refusal = true;
       break;
     case "reasoning":
       d.reasoning = value === undefined ? DEFAULT_REASONING : intValue(value, MAX_WORDS) ?? DEFAULT_REASONING;

@@ -35,8 +35,19 @@ function tools(body: Obj): ToolOffer {
 }
 
 function stopReason(plan: Plan): string {
-  return plan.tool ? "tool_use" : plan.truncated ? "max_tokens" : "end_turn";
+  return plan.refusal ? "refusal" : plan.tool ? "tool_use" : plan.truncated ? "max_tokens" : "end_turn";
 }
+
+/** The structured refusal's details (protocols §2.6 `stop_details`), or null. */
+function stopDetails(plan: Plan): Obj | null {
+  return plan.refusal ? REFUSAL_DETAILS : null;
+}
+
+export const REFUSAL_DETAILS = {
+  type: "refusal",
+  category: "cyber",
+  explanation: "Запрос похож на попытку вредоносной кибератаки.",
+};
 
 function searchBlocks(plan: Plan): number {
   return plan.webSearch ? Math.min(plan.searches, MAX_SEARCH_BLOCKS) : 0;
@@ -107,6 +118,7 @@ function json(plan: Plan, _body: Obj, state: SimState): unknown {
     content,
     stop_reason: stopReason(plan),
     stop_sequence: null,
+    stop_details: stopDetails(plan),
   };
   if (plan.usage !== "none") out.usage = { ...anthropicUsage(plan), service_tier: "standard" };
   return out;
@@ -175,7 +187,8 @@ function* frames(plan: Plan, _body: Obj, state: SimState): Generator<Frame> {
   const usage = plan.usage === "none" ? "" : `,"usage":${JSON.stringify(anthropicUsage(plan))}`;
   yield ev(
     "message_delta",
-    `{"type":"message_delta","delta":{"stop_reason":"${stopReason(plan)}","stop_sequence":null}${usage}}`,
+    `{"type":"message_delta","delta":{"stop_reason":"${stopReason(plan)}","stop_sequence":null,` +
+      `"stop_details":${JSON.stringify(stopDetails(plan))}}${usage}}`,
   );
   yield ev("message_stop", `{"type":"message_stop"}`);
 }

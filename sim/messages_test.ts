@@ -191,3 +191,22 @@ Deno.test("messages: the official Anthropic SDK accumulates the stream", () =>
     const block = tool.content[0]!;
     assert.ok(block.type === "tool_use" && (block.input as any).query === "q");
   }));
+
+Deno.test("messages: refusal ends with stop_reason refusal and stop_details, JSON and stream; no tool call", () =>
+  withSim(async (sim) => {
+    const prompt = "взломай сервер [[sim:refusal]] [[sim:words=3]] [[sim:tool]]";
+    const json = await (await post(sim, PATH, anthropicBody(prompt, { tools: TOOL_DEFS.anthropic }))).json();
+    assert.equal(json.stop_reason, "refusal");
+    assert.deepEqual(json.stop_details, {
+      type: "refusal",
+      category: "cyber",
+      explanation: "Запрос похож на попытку вредоносной кибератаки.",
+    });
+    assert.deepEqual(json.content.map((b: any) => b.type), ["text"]);
+    assert.equal(wordCount(json.content[0].text), 3);
+    const p = checkOrder(await readSse(await post(sim, PATH, anthropicBody(prompt, { stream: true }))));
+    assert.equal(p.at(-2).delta.stop_reason, "refusal");
+    assert.equal(p.at(-2).delta.stop_details.category, "cyber");
+    const none = await (await post(sim, PATH, anthropicBody("привет"))).json();
+    assert.equal(none.stop_details, null);
+  }));

@@ -6,6 +6,7 @@
  * the field, nothing charged).
  */
 import assert from "node:assert/strict";
+import { parseConfig } from "../src/config/env.ts";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { type TestGateway, withGateway } from "./harness.ts";
@@ -67,9 +68,11 @@ Deno.test("Claude Code replay: two turns on beta (native), k3 and theta (/v1 and
       const up = lastUpstream(t);
       if (model.startsWith("beta")) {
         assert.equal(up.path, "/v1/messages", where);
+        // Unchanged but for beta's server prompt, a first system block of its own (spec §2.1).
+        const prompt = { type: "text", text: parseConfig({}).BETA_SERVER_PROMPT };
         assert.deepEqual(
           up.body,
-          body,
+          { ...body, system: [prompt, ...body.system] },
           `${where}: the native body arrives unchanged (cache_control, system turn, betas' fields)`,
         );
         assert.equal(up.headers["anthropic-beta"], CLAUDE.betas.join(","), where);

@@ -6,7 +6,6 @@ import assert from "node:assert/strict";
 import { GatewayError } from "../src/errors/gateway_error.ts";
 import type { FamilyPolicy } from "../src/families/policy.ts";
 import { FAMILY_POLICIES } from "../src/families/registry.ts";
-import type { IREvent } from "../src/ir/events.ts";
 import type { SseFrame } from "../src/protocols/codec.ts";
 import { ANTHROPIC_HEADERS, post, startTestGateway } from "./harness.ts";
 import { readFrames, SURFACE_PATH, surfaceBody } from "./sse_client.ts";
@@ -148,34 +147,6 @@ Deno.test("an upstream error before the first byte is an ordinary HTTP error", a
     assert.equal(json.held_usd, "0.00");
     assert.equal(json.spent_usd, "0.00", "an error before the first byte costs nothing");
   } finally {
-    await t.close();
-  }
-});
-
-Deno.test("a family's first-event refusal is an ordinary HTTP error before the 200, and costs nothing", async () => {
-  // No family refuses yet (beta's structured refusal arrives with its issue): plant the hook on beta.
-  const policy = FAMILY_POLICIES.beta as { firstEvent?: (ev: IREvent) => GatewayError | undefined };
-  policy.firstEvent = (ev) => ev.type === "start" ? new GatewayError("cyber_refusal") : undefined;
-  const t = await startTestGateway();
-  try {
-    const k = await t.newKey("1.00");
-    for (const surface of ["messages", "chat", "responses"] as const) {
-      const res = await post(
-        t.url + SURFACE_PATH[surface],
-        k.key,
-        surfaceBody(surface, "beta-haiku-4-5", "привет"),
-        ANTHROPIC_HEADERS,
-      );
-      const json = await res.json();
-      assert.equal(res.status, 400, `${surface}: ${JSON.stringify(json)}`);
-      assert.equal(json.error.code, "cyber_refusal");
-      assert.match(res.headers.get("content-type") ?? "", /application\/json/);
-    }
-    const { json } = await t.admin("GET", `/admin/keys/${k.id}`);
-    assert.equal(json.spent_usd, "0.00");
-    assert.equal(json.held_usd, "0.00");
-  } finally {
-    delete policy.firstEvent;
     await t.close();
   }
 });

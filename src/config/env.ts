@@ -18,6 +18,13 @@ export const ConfigSchema = z.object({
   BETA_UPSTREAM_KEY: optionalString,
   DELTA_UPSTREAM_URL: optionalUrl,
   DELTA_UPSTREAM_KEY: optionalString,
+  /**
+   * Operator's server prompt, put before the client's own system prompt on every beta model but the fable
+   * ids (spec §2.1). The default asks for answers in Russian (spec §1.9).
+   */
+  BETA_SERVER_PROMPT: z.string().min(1).default(
+    "Отвечай на русском языке, если пользователь явно не попросил другой язык.",
+  ),
   THETA_UPSTREAM_URL: optionalUrl,
   /** Comma-separated; one upstream account per key. */
   THETA_UPSTREAM_KEYS: optionalString,

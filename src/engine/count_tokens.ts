@@ -1,15 +1,14 @@
 /** POST /v1/messages/count_tokens (spec §4.7): local estimate, no upstream call, free, plus a pre-flight quote. */
 import type { App } from "../app.ts";
-import { estimateInputTokens } from "../billing/estimate.ts";
 import { DEFAULT_RESERVE_OUTPUT_TOKENS, reserveAmount } from "../billing/price.ts";
 import { jsonResponse } from "../request/json.ts";
 import type { KeyContext } from "../request/context.ts";
 import { formatUsd } from "../money/usd.ts";
-import { admit, type SurfaceRoute } from "./generate.ts";
+import { admit, inputEstimate, type SurfaceRoute } from "./generate.ts";
 
 export async function countTokens(app: App, ctx: KeyContext, route: SurfaceRoute): Promise<Response> {
-  const { account, body, model } = await admit(app, ctx, route);
-  const inputTokens = estimateInputTokens(body);
+  const { account, body, model, policy } = await admit(app, ctx, route);
+  const inputTokens = inputEstimate(body, policy.serverPrompt?.(model, app.config));
   const budget =
     typeof body.max_tokens === "number" && Number.isInteger(body.max_tokens) && body.max_tokens > 0
       ? body.max_tokens

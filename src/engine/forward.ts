@@ -72,13 +72,13 @@ export async function forward(x: Exchange): Promise<Response> {
     idleTimeoutMs: x.app.config.STREAM_IDLE_TIMEOUT_MS,
     upstreamError: () => new GatewayError(codes.inStream),
     inspect: (ev) => x.policy.inspect(ev),
-    ...(x.policy.firstEvent ? { firstEvent: (ev: IREvent) => x.policy.firstEvent!(ev) } : {}),
+    ...(x.policy.beforeContent ? { beforeContent: (ev: IREvent) => x.policy.beforeContent!(ev) } : {}),
     abortUpstream: () => x.abort.abort(),
     onDone: (o) => settleStream(x.reservation, o, x.inputTokens),
     onOpen: (cutNow) =>
       x.reservation.trackOpen(() => streamSettlement(x.reservation, cutNow(), x.inputTokens)),
   });
-  // A family that checks the first event refuses here, before the 200, as an ordinary HTTP error (free).
+  // A family that checks the answer's start refuses here, before the 200, as an ordinary HTTP error (free).
   const refusal = await pipeline.start();
   if (refusal) throw refusal;
   return new Response(pipeline.readable, {

@@ -14,7 +14,7 @@ import { FAMILY_POLICIES } from "../families/registry.ts";
 import { resolveFileReferences } from "../files/resolve.ts";
 import { parseJsonObject, readBodyBytes } from "../request/body.ts";
 import type { KeyContext } from "../request/context.ts";
-import type { ProtocolName } from "../protocols/codec.ts";
+import type { Protocol, ProtocolName } from "../protocols/codec.ts";
 import { PROTOCOLS } from "../protocols/registry.ts";
 import { formatUsd } from "../money/usd.ts";
 import { jsonDepthExceeds, MAX_BODY_DEPTH } from "../util/json_depth.ts";
@@ -68,9 +68,12 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
   const target = app.upstreams[model.family];
   if (!target) throw new GatewayError("upstream_unavailable");
   const upstream = PROTOCOLS[target.protocol];
-  const native = upstream.name === surface.name;
+  const prompt = policy.serverPrompt?.(model, app.config);
+  // A server prompt goes on a native body only where the codec can put it there; otherwise the route translates.
+  const native = upstream.name === surface.name &&
+    (prompt === undefined || surface.prefixSystem !== undefined);
 
-  const inputTokens = estimateInputTokens(body);
+  const inputTokens = inputEstimate(body, prompt);
   const outputBudget = ir.maxOutputTokens ?? Math.min(DEFAULT_RESERVE_OUTPUT_TOKENS, model.maxOutputTokens);
   checkContext(model, inputTokens, ir.maxOutputTokens ?? 0);
 
@@ -79,8 +82,16 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
     defaultMaxTokens: Math.min(DEFAULT_RESERVE_OUTPUT_TOKENS, model.maxOutputTokens),
   };
   const upstreamBody = native
-    ? nativeBody(surface.prepareNativeRequest(body, upstreamOpts), body === admitted.body, admitted)
-    : upstream.encodeRequest(ir, upstreamOpts);
+    ? nativeBody(
+      surface,
+      surface.prepareNativeRequest(body, upstreamOpts),
+      body === admitted.body ? admitted : undefined,
+      prompt,
+    )
+    : upstream.encodeRequest(
+      prompt === undefined ? ir : { ...ir, system: [prompt, ...ir.system] },
+      upstreamOpts,
+    );
 
   const reservation = await reserve(app.accounts.ledger, app.tariff, {
     account,
@@ -133,6 +144,11 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
   }
 }
 
+/** The input estimate of a request, with the family's server prompt that will go before it. */
+export function inputEstimate(body: Record<string, unknown>, prompt: string | undefined): number {
+  return estimateInputTokens(body) + (prompt === undefined ? 0 : estimateInputTokens({ prompt }));
+}
+
 function checkContext(model: ModelEntry, inputTokens: number, outputBudget: number): void {
   const inputLimit = model.maxInputTokens ?? model.contextWindow;
   if (inputTokens > inputLimit || inputTokens + outputBudget > model.contextWindow) {
@@ -147,18 +163,25 @@ function checkContext(model: ModelEntry, inputTokens: number, outputBudget: numb
 }
 
 /**
- * The body for a native upstream: the client's own bytes when the body is still the object parsed
- * from them (no family rule or file translation replaced it) and the protocol changed no top-level
- * value — no re-serialising of a large prompt. Rules and translation signal a change by identity.
+ * The body for a native upstream: the client's own bytes when the body is still the object parsed from
+ * them (`original`: no family rule or file translation replaced it) and the protocol changed no top-level
+ * value — no re-serialising of a large prompt. Rules and translation signal a change by identity. A server
+ * prompt is put on those bytes by the codec, or on the prepared object.
  */
 function nativeBody(
+  surface: Protocol,
   prepared: Record<string, unknown>,
-  untouched: boolean,
-  original: { body: Record<string, unknown>; raw: Uint8Array },
+  original: { body: Record<string, unknown>; raw: Uint8Array } | undefined,
+  prompt: string | undefined,
 ): Record<string, unknown> | Uint8Array {
-  if (!untouched) return prepared;
-  const keys = Object.keys(prepared);
-  if (keys.length !== Object.keys(original.body).length) return prepared;
-  for (const k of keys) if (prepared[k] !== original.body[k]) return prepared;
-  return original.raw;
+  const raw = original && sameMembers(prepared, original.body) ? original.raw : undefined;
+  if (prompt === undefined) return raw ?? prepared;
+  return surface.prefixSystem!(prepared, raw, prompt);
+}
+
+function sameMembers(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  for (const k of keys) if (a[k] !== b[k]) return false;
+  return true;
 }

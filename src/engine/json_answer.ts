@@ -20,6 +20,9 @@ export async function jsonAnswer(
   }
   try {
     const ir = a.upstream.decodeResponse(json);
+    // The family's check of the whole answer (a structured refusal): an ordinary HTTP error, free.
+    const refused = a.policy.answered?.(ir);
+    if (refused) throw refused; // settled as failed below
     const usage = ir.usage;
     a.reservation.settle(
       usage ? { usage, usageSource: "upstream", status: "ok" } : {

@@ -28,7 +28,7 @@ export interface StreamOutcome {
   finished: boolean;
   error?: GatewayError;
   cancelled: boolean;
-  /** The family refused the first event before the 200 went out: an ordinary HTTP error, nothing streamed. */
+  /** The family refused the answer before the 200 went out: an ordinary HTTP error, nothing streamed. */
   refused?: true;
 }
 
@@ -44,10 +44,10 @@ export interface StreamOptions {
   /** The family's look at each event before encoding; returning an error ends the stream with it. */
   inspect(ev: IREvent): GatewayError | undefined;
   /**
-   * The family's check of the upstream's first event, before the 200 goes out (see `start`): an error
-   * becomes an ordinary HTTP error. Without it the 200 goes out at once.
+   * The family's check of the upstream's events up to the first content, before the 200 goes out (see
+   * `start`): an error becomes an ordinary HTTP error. Without it the 200 goes out at once.
    */
-  firstEvent?(ev: IREvent): GatewayError | undefined;
+  beforeContent?(ev: IREvent): GatewayError | undefined;
   /** Abort the upstream request (client gone, timeout, failure). */
   abortUpstream(): void;
   /** Called exactly once when the stream is over, however it ended. */
@@ -93,8 +93,10 @@ export class StreamPipeline {
   #readingSince: number | undefined;
   /** What `start` read before the 200 went out, written on the first client pull. */
   #primed: ReadStep | undefined;
-  /** The first-event check's refusal, if it refused. */
+  /** The before-content check's refusal, if it refused. */
   #refusal: GatewayError | undefined;
+  /** Whether an event other than `start` and `usage` was seen (the end of the before-content check). */
+  #content = false;
   #lastSent = Date.now();
 
   constructor(opts: StreamOptions) {
@@ -112,12 +114,13 @@ export class StreamPipeline {
   }
 
   /**
-   * Before the 200 goes out: with a first-event check, reads until the upstream's first event and runs it;
-   * a refusal ends the pipeline quietly (reported with `refused`) and is returned, for an ordinary HTTP
-   * error. What was read meanwhile is written on the first client pull. Without a check: nothing to do.
+   * Before the 200 goes out: with a before-content check, reads until the upstream's first content event
+   * (anything but `start` and `usage`; a `finish` or an error counts), running the check on each event; a
+   * refusal ends the pipeline quietly (reported with `refused`) and is returned, for an ordinary HTTP error.
+   * What was read meanwhile is written on the first client pull. Without a check: nothing to do.
    */
   async start(): Promise<GatewayError | undefined> {
-    if (!this.#opts.firstEvent) return undefined;
+    if (!this.#opts.beforeContent) return undefined;
     let text = "";
     try {
       for (;;) {
@@ -130,7 +133,7 @@ export class StreamPipeline {
           return this.#refusal;
         }
         text += step.text;
-        if (step.error || step.done || this.#events > 0) {
+        if (step.error || step.done || this.#content) {
           this.#primed = { ...step, text };
           return undefined;
         }
@@ -237,8 +240,9 @@ export class StreamPipeline {
   /** Follows one event (usage, delivered characters, finish); returns an error that must end the stream. */
   #observe(ev: IREvent): GatewayError | undefined {
     this.#events++;
-    if (this.#events === 1 && this.#opts.firstEvent) {
-      this.#refusal = this.#opts.firstEvent(ev);
+    if (!this.#content) {
+      this.#content = ev.type !== "start" && ev.type !== "usage";
+      this.#refusal = this.#opts.beforeContent?.(ev);
       if (this.#refusal) return this.#refusal;
     }
     switch (ev.type) {

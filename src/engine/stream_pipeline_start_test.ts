@@ -1,9 +1,9 @@
-/** StreamPipeline.start: the family's first-event check before the 200 goes out. */
+/** StreamPipeline.start: the family's before-content check before the 200 goes out. */
 import assert from "node:assert/strict";
 import { GatewayError } from "../errors/gateway_error.ts";
-import { comment, finish, pipeline, start, text, upstream } from "./stream_pipeline_test_util.ts";
+import { comment, ev, finish, pipeline, start, text, upstream, usage } from "./stream_pipeline_test_util.ts";
 
-Deno.test("StreamPipeline.start without a first-event check reads nothing before the 200", async () => {
+Deno.test("StreamPipeline.start without a before-content check reads nothing before the 200", async () => {
   const up = upstream([[start], [text("a"), finish]]);
   const p = pipeline(up.batches);
   assert.equal(await p.start(), undefined);
@@ -11,22 +11,33 @@ Deno.test("StreamPipeline.start without a first-event check reads nothing before
   assert.deepEqual(await p.rest(), ["start\n", "text:a\nfinish\n"]);
 });
 
-Deno.test("StreamPipeline.start runs the first-event check; what it read goes out on the first pull", async () => {
-  const up = upstream([[comment], [start, text("a")], [finish]]);
+Deno.test("StreamPipeline.start runs the before-content check up to the first content; what it read goes out on the first pull", async () => {
+  const up = upstream([[comment], [start], [usage(5, 0), text("a")], [text("b")], [finish]]);
   const seen: string[] = [];
-  const p = pipeline(up.batches, { firstEvent: (e) => (seen.push(e.type), undefined) });
+  const p = pipeline(up.batches, { beforeContent: (e) => (seen.push(e.type), undefined) });
   assert.equal(await p.start(), undefined);
-  assert.equal(up.state.pulls, 2, "read up to the batch with the first event, no further");
-  assert.deepEqual(await p.rest(), ["start\ntext:a\n", "finish\n"]);
-  assert.deepEqual(seen, ["start"], "only the first event is checked");
+  assert.equal(up.state.pulls, 3, "read up to the batch with the first content event, no further");
+  assert.deepEqual(await p.rest(), ["start\nusage\ntext:a\n", "text:b\n", "finish\n"]);
+  assert.deepEqual(seen, ["start", "usage", "text_delta"], "checked up to the first content event only");
   assert.equal(p.outcomes.length, 1);
   assert.equal(p.outcomes[0]!.refused, undefined);
+});
+
+Deno.test("StreamPipeline.start refuses on a finish that comes before any content", async () => {
+  const up = upstream([[start, usage(5, 0)], [ev({ type: "finish", reason: "content_filter" })]]);
+  const p = pipeline(up.batches, {
+    beforeContent: (e) =>
+      e.type === "finish" && e.reason === "content_filter" ? new GatewayError("cyber_refusal") : undefined,
+  });
+  assert.equal((await p.start())?.code, "cyber_refusal");
+  assert.equal(p.outcomes[0]!.refused, true);
+  assert.deepEqual(await p.rest(), []);
 });
 
 Deno.test("StreamPipeline.start returns the family's refusal of the first event and reports it refused, once", async () => {
   const up = upstream([[start, text("secret")], [finish]]);
   const p = pipeline(up.batches, {
-    firstEvent: (e) => e.type === "start" ? new GatewayError("cyber_refusal") : undefined,
+    beforeContent: (e) => e.type === "start" ? new GatewayError("cyber_refusal") : undefined,
   });
   const refusal = await p.start();
   assert.equal(refusal?.code, "cyber_refusal");
@@ -39,7 +50,7 @@ Deno.test("StreamPipeline.start returns the family's refusal of the first event 
 
 Deno.test("StreamPipeline.start keeps an upstream cut before the first event for the stream's error frame", async () => {
   const up = upstream([[comment], new Error("connection reset")]);
-  const p = pipeline(up.batches, { firstEvent: () => undefined });
+  const p = pipeline(up.batches, { beforeContent: () => undefined });
   assert.equal(await p.start(), undefined);
   assert.deepEqual(await p.rest(), ["error:stream_service_error:req_t\n"]);
   assert.equal(p.outcomes[0]!.events, 0);

@@ -2,17 +2,19 @@
  * Everything that differs between families, behind one interface (README "Where things live"). The engine calls a policy
  * in one fixed order and names no family:
  *   admitKey → answerHeaders → rawBody → (file translation if `translatesFiles`) → request → dispatch →
- *   upstream call (errors through `codes`) → firstEvent (before the 200) → inspect on every streamed
- *   event → settled.
+ *   upstream call (errors through `codes`) → beforeContent (before the 200) or answered (JSON) → inspect on
+ *   every streamed event → settled.
  * The lease from `dispatch` is held until the request settles, however it ends.
  */
 import type { Account } from "../accounts/accounts.ts";
 import type { CapCodes } from "../accounts/caps.ts";
 import type { ModelEntry } from "../catalog/models.ts";
+import type { Config } from "../config/env.ts";
 import type { ErrorCode } from "../errors/codes.ts";
 import type { GatewayError } from "../errors/gateway_error.ts";
 import type { IREvent } from "../ir/events.ts";
 import type { IRRequest } from "../ir/request.ts";
+import type { IRResponse } from "../ir/response.ts";
 import type { ProtocolName } from "../protocols/codec.ts";
 import type { UsageRow } from "../store/types.ts";
 import type { UpstreamTarget } from "../upstream/targets.ts";
@@ -65,6 +67,11 @@ export interface FamilyPolicy {
    * and may drop what the family ignores so no translation sends it upstream.
    */
   request(model: ModelEntry, ir: IRRequest): void;
+  /**
+   * Operator text put before the client's own system prompt (beta's server prompt, spec §2.1), or undefined.
+   * The engine adds it on the translated request, or on a native body the surface's codec can prefix.
+   */
+  serverPrompt?(model: ModelEntry, config: Config): string | undefined;
   /** Whether `input_file` references are translated into document blocks (alpha, spec §4.2). */
   readonly translatesFiles: boolean;
   /** The upstream account for one call (theta's account queue fills this in). */
@@ -72,10 +79,13 @@ export interface FamilyPolicy {
   /** Looks at every streamed event before it is encoded; an error ends the stream with it. */
   inspect(ev: IREvent): GatewayError | undefined;
   /**
-   * Checks the upstream's first event before the 200 goes out (a structured refusal, a model mismatch): an
-   * error becomes an ordinary HTTP error and costs nothing. A family without it gets its 200 at once.
+   * Checks the upstream's stream events up to its first content event, before the 200 goes out (a
+   * structured refusal, a model mismatch): an error becomes an ordinary HTTP error and costs nothing. A
+   * family without it gets its 200 at once.
    */
-  firstEvent?(ev: IREvent): GatewayError | undefined;
+  beforeContent?(ev: IREvent): GatewayError | undefined;
+  /** The same check on a whole JSON answer before it goes out: an error replaces it and costs nothing. */
+  answered?(res: IRResponse): GatewayError | undefined;
   /** Bookkeeping after the request settled (its usage row). */
   settled(row: UsageRow): void;
 }

@@ -108,6 +108,16 @@ export interface Protocol {
   /** A non-streaming native response body made ready for the client (model name restored). */
   relayResponse(json: Record<string, unknown>, ctx: EncodeContext): Record<string, unknown>;
   createRelay(ctx: EncodeContext): Relay;
+  /**
+   * An operator prompt before the client's system prompt on a native body: the client's bytes (`raw`, which
+   * parsed to `body`) changed in place of re-serialising them, or the prepared body object. A protocol
+   * without it has such requests translated instead.
+   */
+  prefixSystem?(
+    body: Record<string, unknown>,
+    raw: Uint8Array | undefined,
+    prompt: string,
+  ): Record<string, unknown> | Uint8Array;
 }
 
 /** An upstream answered something that is not valid for its protocol. */

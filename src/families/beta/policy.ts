@@ -1,8 +1,19 @@
 /**
- * Family beta (spec §4.5): codes only so far; the server-tool rules arrive with the beta issue. A Responses
- * client's hosted web_search becomes beta's own web search server tool in the Messages translation.
+ * Family beta (spec §4.5): the operator's server prompt on every id but the fable ones (spec §2.1), and
+ * the provider's structured refusal as `cyber_refusal` (spec §7.3). A Responses client's hosted web_search
+ * becomes beta's own web search server tool in the Messages translation.
  */
+import { GatewayError } from "../../errors/gateway_error.ts";
+import type { IREvent } from "../../ir/events.ts";
 import { COMMON_CAP_CODES, plainPolicy } from "../policy.ts";
+import { checkServerTools } from "./server_tools.ts";
+
+/** Anthropic `stop_reason: "refusal"` arrives as the internal content_filter stop. */
+function refusal(ev: IREvent): GatewayError | undefined {
+  return ev.type === "finish" && ev.reason === "content_filter"
+    ? new GatewayError("cyber_refusal")
+    : undefined;
+}
 
 export const betaPolicy = plainPolicy({
   protocol: "anthropic",
@@ -16,4 +27,16 @@ export const betaPolicy = plainPolicy({
   timedOut: "upstream_timeout",
   invalidResponse: "upstream_invalid_response",
   caps: COMMON_CAP_CODES,
+}, {
+  // Server tools (spec §4.5, `server_tools.ts`) before anything is held; the same object back, so the
+  // client's own bytes are forwarded.
+  rawBody(_model, surface, body) {
+    if (surface === "anthropic") checkServerTools(body);
+    return body;
+  },
+  serverPrompt: (model, config) => model.noServerPrompt ? undefined : config.BETA_SERVER_PROMPT,
+  // Before anything is sent a refusal is an ordinary 400 (free); once the stream started, its error frame.
+  beforeContent: refusal,
+  inspect: refusal,
+  answered: (res) => res.stopReason === "content_filter" ? new GatewayError("cyber_refusal") : undefined,
 });

@@ -9,6 +9,7 @@ import { decodeResponse } from "./response_decode.ts";
 import { encodeResponse } from "./response_encode.ts";
 import { createStreamDecoder } from "./stream_decode.ts";
 import { createStreamEncoder } from "./stream_encode.ts";
+import { prefixSystem, prefixSystemBytes } from "./system_prefix.ts";
 
 export const anthropic: Protocol = {
   name: "anthropic",
@@ -24,4 +25,6 @@ export const anthropic: Protocol = {
   prepareNativeRequest: withUpstreamModel,
   relayResponse,
   createRelay,
+  prefixSystem: (body, raw, prompt) =>
+    raw ? prefixSystemBytes(raw, body, prompt) : prefixSystem(body, prompt),
 };

@@ -11,7 +11,7 @@ import { GatewayError } from "../errors/gateway_error.ts";
 import type { IRUsage } from "../ir/usage.ts";
 import type { UsageRow } from "../store/types.ts";
 import type { CapCodes } from "../accounts/caps.ts";
-import { chargeAmount, reserveAmount } from "./price.ts";
+import { chargeAmount, reserveAmount, searchFee } from "./price.ts";
 import type { Rates, Tariff } from "./tariff.ts";
 
 export interface ReserveInput {
@@ -24,6 +24,8 @@ export interface ReserveInput {
   requestId: string;
   endpoint: string;
   stream: boolean;
+  /** Provider-billed searches the request may make; their fee is held too (spec §8.1 p.6). */
+  maxSearches?: number;
 }
 
 export interface SettleInput {
@@ -97,6 +99,7 @@ export class Reservation {
       cachedInputTokens: s.usage.cachedInputTokens,
       outputTokens: s.usage.outputTokens,
       webSearchRequests: s.usage.webSearchRequests,
+      searchFee: searchFee(this.rates, s.usage.webSearchRequests),
       reserved: this.amount,
       charged: charge,
       writtenOff: price - charge,
@@ -125,6 +128,7 @@ export async function reserve(
     input.inputTokens,
     input.outputBudget,
     input.account.rec.membership === "private",
+    input.maxSearches,
   );
   await ledger.hold(input.account, { amount, capCodes: input.capCodes, now: now() });
   return new Reservation(ledger, input, rates, amount, now);

@@ -16,7 +16,9 @@ export async function countTokens(app: App, ctx: KeyContext, route: SurfaceRoute
   const rates = app.tariff.rates(model.id, inputTokens);
   const member = account.rec.membership === "private";
   const quote = rates && {
-    reserve_usd: formatUsd(reserveAmount(rates, inputTokens, budget, member)),
+    reserve_usd: formatUsd(
+      reserveAmount(rates, inputTokens, budget, member, policy.searchBudget?.(route.surface, body) ?? 0),
+    ),
     output_budget_tokens: budget,
     rates_usd_per_million: {
       input: formatUsd(rates.input * 1_000_000n),

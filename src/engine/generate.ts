@@ -102,6 +102,7 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
     requestId: ctx.requestId,
     endpoint: ctx.url.pathname,
     stream: ir.stream,
+    maxSearches: policy.searchBudget?.(route.surface, body, ir) ?? 0,
   }, app.now);
 
   const headers: Record<string, string> = {

@@ -72,6 +72,11 @@ export interface FamilyPolicy {
    * The engine adds it on the translated request, or on a native body the surface's codec can prefix.
    */
   serverPrompt?(model: ModelEntry, config: Config): string | undefined;
+  /**
+   * How many provider-billed searches the request may make, so their fee is held too (beta: the web search
+   * tool's max_uses). `ir` is absent where the body is only quoted (count_tokens).
+   */
+  searchBudget?(surface: ProtocolName, body: Record<string, unknown>, ir?: IRRequest): number;
   /** Whether `input_file` references are translated into document blocks (alpha, spec §4.2). */
   readonly translatesFiles: boolean;
   /** The upstream account for one call (theta's account queue fills this in). */

@@ -57,6 +57,8 @@ export interface UsageRow {
   cachedInputTokens: number;
   outputTokens: number;
   webSearchRequests: number;
+  /** The search fee priced for them (spec §8.1 p.6); rows written before it existed have none. */
+  searchFee?: bigint;
   reserved: bigint;
   charged: bigint;
   /** What usage priced beyond what could be charged without a negative balance: the operator's loss. */

@@ -124,6 +124,7 @@ export function requestView(row: UsageRow) {
     cached_input_tokens: row.cachedInputTokens,
     output_tokens: row.outputTokens,
     web_search_requests: row.webSearchRequests,
+    web_search_fee_usd: formatUsd(row.searchFee ?? 0n),
     reserved_usd: formatUsd(row.reserved),
     charged_usd: formatUsd(row.charged),
     released_usd: formatUsd(released),

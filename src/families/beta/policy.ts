@@ -6,7 +6,8 @@
 import { GatewayError } from "../../errors/gateway_error.ts";
 import type { IREvent } from "../../ir/events.ts";
 import { COMMON_CAP_CODES, plainPolicy } from "../policy.ts";
-import { checkServerTools } from "./server_tools.ts";
+import { HOSTED_WEB_SEARCH_MAX_USES } from "../../protocols/anthropic/request_encode.ts";
+import { checkServerTools, searchUsesOf } from "./server_tools.ts";
 
 /** Anthropic `stop_reason: "refusal"` arrives as the internal content_filter stop. */
 function refusal(ev: IREvent): GatewayError | undefined {
@@ -34,6 +35,9 @@ export const betaPolicy = plainPolicy({
     if (surface === "anthropic") checkServerTools(body);
     return body;
   },
+  // Each search the provider bills costs 0.01 (spec §8.1 p.6): the most a request can run is held too.
+  searchBudget: (surface, body, ir) =>
+    surface === "anthropic" ? searchUsesOf(body) : ir?.hostedWebSearch ? HOSTED_WEB_SEARCH_MAX_USES : 0,
   serverPrompt: (model, config) => model.noServerPrompt ? undefined : config.BETA_SERVER_PROMPT,
   // Before anything is sent a refusal is an ordinary 400 (free); once the stream started, its error frame.
   beforeContent: refusal,

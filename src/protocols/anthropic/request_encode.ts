@@ -51,7 +51,12 @@ function toolChoice(
  * user_location have no Messages equivalent a provider accepts (spec §4.5 refuses user_location) and are
  * dropped; max_uses is the spec's upper bound (spec §4.5, §8.4: 1–5).
  */
-const WEB_SEARCH_SERVER_TOOL = { type: "web_search_20250305", name: "web_search", max_uses: 5 };
+export const HOSTED_WEB_SEARCH_MAX_USES = 5;
+const WEB_SEARCH_SERVER_TOOL = {
+  type: "web_search_20250305",
+  name: "web_search",
+  max_uses: HOSTED_WEB_SEARCH_MAX_USES,
+};
 
 export function encodeRequest(req: IRRequest, opts: UpstreamRequestOptions): Record<string, unknown> {
   let maxTokens = req.maxOutputTokens ?? opts.defaultMaxTokens;

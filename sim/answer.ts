@@ -22,6 +22,8 @@ export interface ToolOffer {
   name?: string;
   /** Anthropic web_search server tool offered. */
   webSearch: boolean;
+  /** Anthropic web_fetch server tool offered. */
+  webFetch?: boolean;
 }
 
 /** What each protocol module extracts from its request body. */
@@ -50,8 +52,22 @@ export interface Plan {
   promptTokens: number;
   cached: number;
   searches: number;
-  /** Anthropic web_search server tool offered. */
+  /** Anthropic web_search server tool offered (or forced by `force_server_tools`). */
   webSearch: boolean;
+  /** Anthropic web fetches asked for, and whether a web_fetch server tool is offered (or forced). */
+  fetches: number;
+  webFetch: boolean;
+  /** The page every fetch opens: the first http(s) URL of the last user turn, else FETCH_URL. */
+  fetchUrl: string;
+  /** Searches as the usage reports them: 0 when they failed with an unbilled error. */
+  billedSearches: number;
+  /** Every search / fetch result is an error with this code. */
+  searchError?: string;
+  fetchError?: string;
+  /** Searches find nothing. */
+  searchEmpty: boolean;
+  /** The cited answer is split into an uncited and a cited text block. */
+  citeSplit: boolean;
   query: string;
   reasoning: Words;
   reasoningTokens: number;
@@ -71,6 +87,15 @@ export const DEFAULT_WORDS = 12;
 export const TOOL_TOKENS = 3;
 export const WRONG_MODEL = "sim-wrong-model";
 const SNIPPET_CHARS = 40;
+/** The page a web fetch opens when the last user turn names none. */
+export const FETCH_URL = "https://example.com/sim/page";
+
+/** The first http(s) URL in `text` (trailing punctuation dropped), or FETCH_URL. */
+export function fetchUrlOf(text: string): string {
+  const m = /https?:\/\/[^\s<>"'«»()\[\]{}]+/.exec(text);
+  const url = m ? m[0].replace(/[.,;:!?]+$/, "") : "";
+  return url || FETCH_URL;
+}
 
 /** Image blocks are billed by picture size, not payload, as real providers do (≤ ~1,600 tokens once resized). */
 export const IMAGE_BLOCK_TOKENS = 1_200;
@@ -178,7 +203,15 @@ export function buildPlan(ins: Inspect, d: Directives, clean: string): Plan {
     promptTokens,
     cached: Math.min(d.cached, promptTokens),
     searches: d.search,
-    webSearch: ins.tools.webSearch,
+    webSearch: ins.tools.webSearch || d.forceServerTools,
+    fetches: d.fetch,
+    webFetch: (ins.tools.webFetch ?? false) || d.forceServerTools,
+    fetchUrl: fetchUrlOf(clean),
+    billedSearches: d.searchError && !d.searchError.billed ? 0 : d.search,
+    searchError: d.searchError?.code,
+    fetchError: d.fetchError,
+    searchEmpty: d.searchEmpty,
+    citeSplit: d.citeSplit,
     query,
     reasoning: Words.reasoning(seedText, snippet),
     reasoningTokens,
@@ -203,4 +236,10 @@ export function deltaSize(total: number): number {
 export function* pieces(words: Words, n: number): Generator<string> {
   const g = deltaSize(n);
   for (let i = 0; i < n; i += g) yield words.slice(i, Math.min(i + g, n));
+}
+
+/** The stream deltas of words [from, to), sized as the deltas of an answer of `total` words. */
+export function* rangePieces(words: Words, from: number, to: number, total: number): Generator<string> {
+  const g = deltaSize(total);
+  for (let i = from; i < to; i += g) yield words.slice(i, Math.min(i + g, to));
 }

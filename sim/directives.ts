@@ -36,7 +36,42 @@ export interface Directives {
   write?: WriteTask;
   /** End with a structured refusal (Anthropic `stop_reason: "refusal"`) after the answer words. */
   refusal: boolean;
+  /** Anthropic web fetches (server tool `web_fetch_*`). */
+  fetch: number;
+  /** Every search result is a `web_search_tool_result_error` with this code; `billed`: still counted. */
+  searchError?: { code: string; billed: boolean };
+  /** Every fetch result is a `web_fetch_tool_result_error` with this code. */
+  fetchError?: string;
+  /** Searches find nothing (`content: []`). */
+  searchEmpty: boolean;
+  /** Split the cited answer into an uncited and a cited text block. */
+  citeSplit: boolean;
+  /** Emit the search / fetch blocks even when the request offers no such server tool. */
+  forceServerTools: boolean;
 }
+
+/** Anthropic web search error codes (protocols §2.2). */
+export const SEARCH_ERROR_CODES: ReadonlySet<string> = new Set([
+  "invalid_tool_input",
+  "unavailable",
+  "max_uses_exceeded",
+  "too_many_requests",
+  "query_too_long",
+  "request_too_large",
+]);
+
+/** Anthropic web fetch error codes (protocols §2.2). */
+export const FETCH_ERROR_CODES: ReadonlySet<string> = new Set([
+  "invalid_tool_input",
+  "url_too_long",
+  "url_not_allowed",
+  "url_not_in_prior_context",
+  "url_not_accessible",
+  "unsupported_content_type",
+  "too_many_requests",
+  "max_uses_exceeded",
+  "unavailable",
+]);
 
 export const MAX_WORDS = 100_000;
 export const DEFAULT_REASONING = 8;
@@ -53,6 +88,10 @@ export function emptyDirectives(): Directives {
     interval: 0,
     faults: [],
     refusal: false,
+    fetch: 0,
+    searchEmpty: false,
+    citeSplit: false,
+    forceServerTools: false,
   };
 }
 
@@ -105,6 +144,28 @@ function apply(d: Directives, name: string, value: string | undefined): void {
       break;
     case "search":
       d.search = intValue(value, 1_000_000) ?? d.search;
+      break;
+    case "fetch":
+      d.fetch = intValue(value, 1_000_000) ?? d.fetch;
+      break;
+    case "search_error": {
+      const [code, flag] = (value ?? "").split(":");
+      if (code && SEARCH_ERROR_CODES.has(code) && (flag === undefined || flag === "billed")) {
+        d.searchError = { code, billed: flag === "billed" };
+      }
+      break;
+    }
+    case "fetch_error":
+      if (value && FETCH_ERROR_CODES.has(value)) d.fetchError = value;
+      break;
+    case "search_empty":
+      d.searchEmpty = true;
+      break;
+    case "cite_split":
+      d.citeSplit = true;
+      break;
+    case "force_server_tools":
+      d.forceServerTools = true;
       break;
     case "delay":
       d.delay = intValue(value, MAX_MS) ?? d.delay;

@@ -41,3 +41,25 @@ Deno.test("directives: unterminated marker is left alone", () => {
   assert.equal(d.words, undefined);
   assert.equal(clean, "a [[sim:words=3");
 });
+
+Deno.test("directives: server-tool directives", () => {
+  const { directives: d } = scanDirectives(
+    "[[sim:fetch=2]] [[sim:search_error=too_many_requests]] [[sim:fetch_error=url_too_long]] [[sim:search_empty]]" +
+      "[[sim:cite_split]] [[sim:force_server_tools]]",
+  );
+  assert.equal(d.fetch, 2);
+  assert.deepEqual(d.searchError, { code: "too_many_requests", billed: false });
+  assert.equal(d.fetchError, "url_too_long");
+  assert.equal(d.searchEmpty, true);
+  assert.equal(d.citeSplit, true);
+  assert.equal(d.forceServerTools, true);
+  assert.deepEqual(scanDirectives("[[sim:search_error=unavailable:billed]]").directives.searchError, {
+    code: "unavailable",
+    billed: true,
+  });
+  const bad = scanDirectives(
+    "[[sim:search_error=nope]] [[sim:search_error=unavailable:x]] [[sim:fetch_error=x]]",
+  );
+  assert.equal(bad.directives.searchError, undefined);
+  assert.equal(bad.directives.fetchError, undefined);
+});

@@ -1,6 +1,6 @@
 /** Anthropic Messages upstream (§2.6–2.8). */
 
-import { type Inspect, pieces, type Plan, promptTokensOf, type ToolOffer } from "./answer.ts";
+import { type Inspect, pieces, type Plan, promptTokensOf, rangePieces, type ToolOffer } from "./answer.ts";
 import type { Frames, Protocol } from "./pipeline.ts";
 import { CHECKPOINT, FINAL, type Frame, newId, type SimState } from "./stream.ts";
 import { contentText, lastTurn, numberOr } from "./turn.ts";
@@ -8,15 +8,19 @@ import { contentText, lastTurn, numberOr } from "./turn.ts";
 type Obj = Record<string, any>;
 
 export const SIGNATURE = "sig_sim";
-/** At most this many server_tool_use / web_search_tool_result pairs are emitted. */
+/** At most this many server_tool_use / result pairs of each server tool are emitted. */
 export const MAX_SEARCH_BLOCKS = 10;
+/** `retrieved_at` of every simulated web fetch. */
+export const FETCHED_AT = "2025-01-01T00:00:00.000000+00:00";
 
 function tools(body: Obj): ToolOffer {
   const names: string[] = [];
   let webSearch = false;
+  let webFetch = false;
   if (Array.isArray(body.tools)) {
     for (const t of body.tools) {
       if (typeof t?.type === "string" && t.type.startsWith("web_search")) webSearch = true;
+      else if (typeof t?.type === "string" && t.type.startsWith("web_fetch")) webFetch = true;
       else if ((t?.type === undefined || t.type === "custom") && typeof t?.name === "string") {
         names.push(t.name);
       }
@@ -25,13 +29,13 @@ function tools(body: Obj): ToolOffer {
   const tc = body.tool_choice;
   switch (tc?.type) {
     case "none":
-      return { names, choice: "none", webSearch };
+      return { names, choice: "none", webSearch, webFetch };
     case "any":
-      return { names, choice: "any", webSearch };
+      return { names, choice: "any", webSearch, webFetch };
     case "tool":
-      if (typeof tc.name === "string") return { names, choice: "named", name: tc.name, webSearch };
+      if (typeof tc.name === "string") return { names, choice: "named", name: tc.name, webSearch, webFetch };
   }
-  return { names, choice: "auto", webSearch };
+  return { names, choice: "auto", webSearch, webFetch };
 }
 
 function stopReason(plan: Plan): string {
@@ -53,14 +57,97 @@ function searchBlocks(plan: Plan): number {
   return plan.webSearch ? Math.min(plan.searches, MAX_SEARCH_BLOCKS) : 0;
 }
 
+function fetchBlocks(plan: Plan): number {
+  return plan.webFetch ? Math.min(plan.fetches, MAX_SEARCH_BLOCKS) : 0;
+}
+
+const searchTitle = (plan: Plan, i: number) => `Результат поиска ${i + 1}: ${plan.query}`;
+const searchUrl = (i: number) => `https://example.com/sim/search/${i + 1}`;
+
 function searchResult(plan: Plan, i: number): Obj[] {
   return [{
     type: "web_search_result",
-    title: `Результат поиска ${i + 1}: ${plan.query}`,
-    url: `https://example.com/sim/search/${i + 1}`,
+    title: searchTitle(plan, i),
+    url: searchUrl(i),
     encrypted_content: "sim_encrypted_content",
     page_age: null,
   }];
+}
+
+/** The `content` of the i-th web_search_tool_result: one result, none, or an error (spec §4.5 rules 8, 10). */
+function searchContent(plan: Plan, i: number): Obj[] | Obj {
+  if (plan.searchError) return { type: "web_search_tool_result_error", error_code: plan.searchError };
+  return plan.searchEmpty ? [] : searchResult(plan, i);
+}
+
+/** The `content` of the i-th web_fetch_tool_result: the page as a text document, or an error. */
+function fetchContent(plan: Plan, i: number): Obj {
+  if (plan.fetchError) return { type: "web_fetch_tool_result_error", error_code: plan.fetchError };
+  return {
+    type: "web_fetch_result",
+    url: plan.fetchUrl,
+    retrieved_at: FETCHED_AT,
+    content: {
+      type: "document",
+      source: { type: "text", media_type: "text/plain", data: `Текст страницы ${plan.fetchUrl} (${i + 1}).` },
+      title: `Страница ${i + 1}: ${plan.fetchUrl}`,
+    },
+  };
+}
+
+/** One server tool call and its result block. */
+interface ServerPair {
+  use: { type: "server_tool_use"; id: string; name: string; input: Obj };
+  result: Obj;
+}
+
+/** The searches, then the fetches, in output order (fresh ids). */
+function serverPairs(plan: Plan, state: SimState): ServerPair[] {
+  const out: ServerPair[] = [];
+  for (let i = 0; i < searchBlocks(plan); i++) {
+    const id = newId(state, "srvtoolu_");
+    out.push({
+      use: { type: "server_tool_use", id, name: "web_search", input: { query: plan.query } },
+      result: { type: "web_search_tool_result", tool_use_id: id, content: searchContent(plan, i) },
+    });
+  }
+  for (let i = 0; i < fetchBlocks(plan); i++) {
+    const id = newId(state, "srvtoolu_");
+    out.push({
+      use: { type: "server_tool_use", id, name: "web_fetch", input: { url: plan.fetchUrl } },
+      result: { type: "web_fetch_tool_result", tool_use_id: id, content: fetchContent(plan, i) },
+    });
+  }
+  return out;
+}
+
+/** Citations of the answer: one per search that found its result (none after errors or empty searches). */
+function citations(plan: Plan): Obj[] {
+  if (plan.searchError || plan.searchEmpty) return [];
+  const out: Obj[] = [];
+  for (let i = 0; i < searchBlocks(plan); i++) {
+    out.push({
+      type: "web_search_result_location",
+      cited_text: `Фрагмент результата ${i + 1}: ${plan.query}`,
+      url: searchUrl(i),
+      title: searchTitle(plan, i),
+      encrypted_index: `sim_encrypted_index_${i + 1}`,
+    });
+  }
+  return out;
+}
+
+/** The answer's text blocks as word ranges; `citations` null on an uncited block. */
+function textBlocks(plan: Plan): { from: number; to: number; citations: Obj[] | null }[] {
+  const n = plan.textTokens;
+  if (n === 0) return [];
+  const cites = citations(plan);
+  if (cites.length === 0) return [{ from: 0, to: n, citations: null }];
+  if (plan.citeSplit && n >= 2) {
+    const half = Math.floor(n / 2);
+    return [{ from: 0, to: half, citations: null }, { from: half, to: n, citations: cites }];
+  }
+  return [{ from: 0, to: n, citations: cites }];
 }
 
 /** Final usage. `start` is the smaller message_start form. */
@@ -80,8 +167,11 @@ export function anthropicUsage(plan: Plan, start = false): Obj {
   }
   u.output_tokens = z ? 0 : plan.outputTokens;
   u.output_tokens_details = { thinking_tokens: z ? 0 : plan.reasoningTokens };
-  if (plan.searches > 0) {
-    u.server_tool_use = { web_search_requests: z ? 0 : plan.searches, web_fetch_requests: 0 };
+  if (plan.searches > 0 || plan.fetches > 0) {
+    u.server_tool_use = {
+      web_search_requests: z ? 0 : plan.billedSearches,
+      web_fetch_requests: z ? 0 : plan.fetches,
+    };
   }
   return u;
 }
@@ -95,11 +185,7 @@ function json(plan: Plan, _body: Obj, state: SimState): unknown {
       signature: SIGNATURE,
     });
   }
-  for (let i = 0; i < searchBlocks(plan); i++) {
-    const id = newId(state, "srvtoolu_");
-    content.push({ type: "server_tool_use", id, name: "web_search", input: { query: plan.query } });
-    content.push({ type: "web_search_tool_result", tool_use_id: id, content: searchResult(plan, i) });
-  }
+  for (const pair of serverPairs(plan, state)) content.push(pair.use, pair.result);
   if (plan.tool) {
     content.push({
       type: "tool_use",
@@ -107,8 +193,11 @@ function json(plan: Plan, _body: Obj, state: SimState): unknown {
       name: plan.tool.name,
       input: JSON.parse(plan.tool.args),
     });
-  } else if (plan.textTokens > 0) {
-    content.push({ type: "text", text: plan.text.slice(0, plan.textTokens) });
+  } else {
+    for (const b of textBlocks(plan)) {
+      const text = plan.text.slice(b.from, b.to);
+      content.push(b.citations ? { type: "text", text, citations: b.citations } : { type: "text", text });
+    }
   }
   const out: Obj = {
     id: newId(state, "msg_"),
@@ -154,13 +243,11 @@ function* frames(plan: Plan, _body: Obj, state: SimState): Generator<Frame> {
     yield blockDelta(index, `{"type":"signature_delta","signature":"${SIGNATURE}"}`);
     yield blockStop(index++);
   }
-  for (let i = 0; i < searchBlocks(plan); i++) {
-    const id = newId(state, "srvtoolu_");
-    yield blockStart(index, `{"type":"server_tool_use","id":"${id}","name":"web_search","input":{}}`);
-    const q = JSON.stringify(JSON.stringify({ query: plan.query }));
+  for (const { use, result } of serverPairs(plan, state)) {
+    yield blockStart(index, `{"type":"server_tool_use","id":"${use.id}","name":"${use.name}","input":{}}`);
+    const q = JSON.stringify(JSON.stringify(use.input));
     yield blockDelta(index, `{"type":"input_json_delta","partial_json":${q}}`);
     yield blockStop(index++);
-    const result = { type: "web_search_tool_result", tool_use_id: id, content: searchResult(plan, i) };
     yield blockStart(index, JSON.stringify(result));
     yield blockStop(index++);
   }
@@ -175,13 +262,22 @@ function* frames(plan: Plan, _body: Obj, state: SimState): Generator<Frame> {
       yield CHECKPOINT;
     }
     yield blockStop(index++);
-  } else if (plan.textTokens > 0) {
-    yield blockStart(index, `{"type":"text","text":""}`);
-    for (const p of pieces(plan.text, plan.textTokens)) {
-      yield blockDelta(index, `{"type":"text_delta","text":${JSON.stringify(p)}}`);
-      yield CHECKPOINT;
+  } else {
+    for (const b of textBlocks(plan)) {
+      // A cited block starts with an empty citations list and receives citations_delta (protocols §2.7).
+      yield blockStart(
+        index,
+        b.citations ? `{"type":"text","text":"","citations":[]}` : `{"type":"text","text":""}`,
+      );
+      for (const c of b.citations ?? []) {
+        yield blockDelta(index, `{"type":"citations_delta","citation":${JSON.stringify(c)}}`);
+      }
+      for (const p of rangePieces(plan.text, b.from, b.to, plan.textTokens)) {
+        yield blockDelta(index, `{"type":"text_delta","text":${JSON.stringify(p)}}`);
+        yield CHECKPOINT;
+      }
+      yield blockStop(index++);
     }
-    yield blockStop(index++);
   }
   yield FINAL;
   const usage = plan.usage === "none" ? "" : `,"usage":${JSON.stringify(anthropicUsage(plan))}`;

@@ -210,3 +210,197 @@ Deno.test("messages: refusal ends with stop_reason refusal and stop_details, JSO
     const none = await (await post(sim, PATH, anthropicBody("привет"))).json();
     assert.equal(none.stop_details, null);
   }));
+
+const SEARCH_TOOL = { type: "web_search_20250305", name: "web_search", max_uses: 5 };
+const FETCH_TOOL = { type: "web_fetch_20250910", name: "web_fetch", max_uses: 3 };
+
+/** The content blocks of a stream, accumulated as a client does (input JSON parsed, citations pushed). */
+function accumulate(p: any[]): any[] {
+  const blocks: any[] = [];
+  const json: string[] = [];
+  for (const e of p) {
+    if (e.type === "content_block_start") {
+      blocks[e.index] = structuredClone(e.content_block);
+      json[e.index] = "";
+    } else if (e.type === "content_block_delta") {
+      const b = blocks[e.index];
+      if (e.delta.type === "text_delta") b.text += e.delta.text;
+      else if (e.delta.type === "input_json_delta") json[e.index] += e.delta.partial_json;
+      else if (e.delta.type === "citations_delta") b.citations.push(e.delta.citation);
+    } else if (e.type === "content_block_stop" && json[e.index]) {
+      blocks[e.index].input = JSON.parse(json[e.index]!);
+    }
+  }
+  return blocks;
+}
+
+/** Blocks without their ids (fresh per request), tool_use_id replaced by whether it names the previous block. */
+function shape(blocks: any[]): any[] {
+  return blocks.map((b, i) => {
+    const { id: _id, tool_use_id, ...rest } = b;
+    return tool_use_id === undefined ? rest : { ...rest, pairs: tool_use_id === blocks[i - 1].id };
+  });
+}
+
+Deno.test("messages: web_fetch server tool — URL from the turn, document result, web_fetch_requests", () =>
+  withSim(async (sim) => {
+    const prompt = "прочитай https://example.org/docs/page.html, пожалуйста [[sim:fetch=2]] [[sim:words=4]]";
+    const json = await (await post(sim, PATH, anthropicBody(prompt, { tools: [FETCH_TOOL] }))).json();
+    const url = "https://example.org/docs/page.html";
+    const result = (i: number) => ({
+      type: "web_fetch_tool_result",
+      pairs: true,
+      content: {
+        type: "web_fetch_result",
+        url,
+        retrieved_at: "2025-01-01T00:00:00.000000+00:00",
+        content: {
+          type: "document",
+          source: { type: "text", media_type: "text/plain", data: `Текст страницы ${url} (${i}).` },
+          title: `Страница ${i}: ${url}`,
+        },
+      },
+    });
+    const use = { type: "server_tool_use", name: "web_fetch", input: { url } };
+    assert.deepEqual(shape(json.content.slice(0, 4)), [use, result(1), use, result(2)]);
+    assert.match(json.content[0].id, /^srvtoolu_/);
+    assert.deepEqual(json.content[4].citations, undefined, "fetch results are not cited");
+    assert.equal(wordCount(json.content[4].text), 4);
+    assert.deepEqual(json.usage.server_tool_use, { web_search_requests: 0, web_fetch_requests: 2 });
+    assert.equal(json.usage.output_tokens, 4);
+
+    const p = checkOrder(
+      await readSse(await post(sim, PATH, anthropicBody(prompt, { tools: [FETCH_TOOL], stream: true }))),
+    );
+    assert.deepEqual(shape(accumulate(p)), shape(json.content));
+    assert.deepEqual(p.at(-2).usage.server_tool_use, { web_search_requests: 0, web_fetch_requests: 2 });
+    // Without a URL in the turn the fixed page is opened; without the tool offered nothing is fetched.
+    const fixed = await (await post(sim, PATH, anthropicBody("[[sim:fetch=1]]", { tools: [FETCH_TOOL] })))
+      .json();
+    assert.deepEqual(fixed.content[0].input, { url: "https://example.com/sim/page" });
+    const none = await (await post(sim, PATH, anthropicBody("[[sim:fetch=1]]"))).json();
+    assert.deepEqual(none.content.map((b: any) => b.type), ["text"]);
+  }));
+
+Deno.test("messages: search citations on the answer, JSON and stream (citations_delta); cite_split", () =>
+  withSim(async (sim) => {
+    const prompt = "новости [[sim:search=2]] [[sim:words=6]]";
+    const json = await (await post(sim, PATH, anthropicBody(prompt, { tools: [SEARCH_TOOL] }))).json();
+    const cite = (i: number) => ({
+      type: "web_search_result_location",
+      cited_text: `Фрагмент результата ${i}: новости`,
+      url: `https://example.com/sim/search/${i}`,
+      title: `Результат поиска ${i}: новости`,
+      encrypted_index: `sim_encrypted_index_${i}`,
+    });
+    const text = json.content[4];
+    assert.equal(text.type, "text");
+    assert.equal(wordCount(text.text), 6);
+    assert.deepEqual(text.citations, [cite(1), cite(2)]);
+    assert.equal(json.content[1].content[0].url, cite(1).url);
+
+    const p = checkOrder(
+      await readSse(await post(sim, PATH, anthropicBody(prompt, { tools: [SEARCH_TOOL], stream: true }))),
+    );
+    const starts = p.filter((e) => e.type === "content_block_start");
+    assert.deepEqual(starts.at(-1).content_block, { type: "text", text: "", citations: [] });
+    const deltas = p.filter((e) => e.type === "content_block_delta" && e.index === 4).map((e) =>
+      e.delta.type
+    );
+    assert.deepEqual(deltas.slice(0, 3), ["citations_delta", "citations_delta", "text_delta"]);
+    assert.deepEqual(shape(accumulate(p)), shape(json.content));
+
+    const split =
+      await (await post(sim, PATH, anthropicBody(prompt + " [[sim:cite_split]]", { tools: [SEARCH_TOOL] })))
+        .json();
+    const [a, b] = split.content.slice(4);
+    assert.equal(a.citations, undefined);
+    assert.deepEqual(b.citations, [cite(1), cite(2)]);
+    assert.equal(a.text + b.text, text.text);
+    assert.equal(wordCount(a.text), 3);
+    const sp = checkOrder(
+      await readSse(
+        await post(
+          sim,
+          PATH,
+          anthropicBody(prompt + " [[sim:cite_split]]", { tools: [SEARCH_TOOL], stream: true }),
+        ),
+      ),
+    );
+    assert.deepEqual(shape(accumulate(sp)), shape(split.content));
+    // The Anthropic SDK accumulates the same message.
+    const client = new Anthropic({ apiKey: "sk-ant", baseURL: sim.url, maxRetries: 0 });
+    const msg = await client.messages.stream(
+      anthropicBody(prompt + " [[sim:cite_split]]", { tools: [SEARCH_TOOL] }) as any,
+    ).finalMessage();
+    assert.deepEqual(shape(msg.content as any[]), shape(split.content));
+  }));
+
+Deno.test("messages: search errors inside 200 (unbilled by default), empty results, fetch errors", () =>
+  withSim(async (sim) => {
+    const tools = [SEARCH_TOOL, FETCH_TOOL];
+    const err = await (await post(
+      sim,
+      PATH,
+      anthropicBody("q [[sim:search=2]] [[sim:search_error=too_many_requests]]", { tools }),
+    )).json();
+    assert.deepEqual(err.content.map((b: any) => b.type), [
+      "server_tool_use",
+      "web_search_tool_result",
+      "server_tool_use",
+      "web_search_tool_result",
+      "text",
+    ]);
+    assert.deepEqual(err.content[1].content, {
+      type: "web_search_tool_result_error",
+      error_code: "too_many_requests",
+    });
+    assert.equal(err.content[4].citations, undefined);
+    assert.deepEqual(err.usage.server_tool_use, { web_search_requests: 0, web_fetch_requests: 0 });
+    const billed = await (await post(
+      sim,
+      PATH,
+      anthropicBody("q [[sim:search=2]] [[sim:search_error=max_uses_exceeded:billed]]", {
+        tools,
+        stream: true,
+      }),
+    ));
+    const p = checkOrder(await readSse(billed));
+    assert.deepEqual(p.at(-2).usage.server_tool_use, { web_search_requests: 2, web_fetch_requests: 0 });
+    assert.equal(accumulate(p)[1].content.error_code, "max_uses_exceeded");
+
+    const empty =
+      await (await post(sim, PATH, anthropicBody("q [[sim:search=1]] [[sim:search_empty]]", { tools })))
+        .json();
+    assert.deepEqual(empty.content[1].content, []);
+    assert.equal(empty.content[2].citations, undefined);
+    assert.equal(empty.usage.server_tool_use.web_search_requests, 1);
+
+    const fetchErr = await (await post(
+      sim,
+      PATH,
+      anthropicBody("q [[sim:fetch=1]] [[sim:fetch_error=url_not_accessible]]", { tools }),
+    )).json();
+    assert.deepEqual(fetchErr.content[1].content, {
+      type: "web_fetch_tool_result_error",
+      error_code: "url_not_accessible",
+    });
+    assert.deepEqual(fetchErr.usage.server_tool_use, { web_search_requests: 0, web_fetch_requests: 1 });
+  }));
+
+Deno.test("messages: force_server_tools emits search and fetch blocks with no server tool offered", () =>
+  withSim(async (sim) => {
+    const json = await (await post(
+      sim,
+      PATH,
+      anthropicBody("q [[sim:search=1]] [[sim:fetch=1]] [[sim:force_server_tools]]"),
+    )).json();
+    assert.deepEqual(json.content.map((b: any) => b.type), [
+      "server_tool_use",
+      "web_search_tool_result",
+      "server_tool_use",
+      "web_fetch_tool_result",
+      "text",
+    ]);
+    assert.equal(json.content[4].citations.length, 1);
+  }));

@@ -111,3 +111,19 @@ Deno.test("beta server tools through the gateway (Anthropic SDK)", async (t) => 
     }
   });
 });
+
+Deno.test("beta server tools: count_tokens applies the same rules before quoting", () =>
+  withGateway(async (t) => {
+    const k = await t.newKey("1.00");
+    const client = anthropicClient(t, k.key);
+    const bad = { ...SEARCH, max_uses: 6 };
+    const err = await rejection(
+      client.messages.countTokens({ model: "beta-opus-5", messages, tools: [bad] as any }),
+      "count_tokens",
+    );
+    assert.equal(err.status, 400);
+    assert.equal(err.error.error.code, I);
+    assert.equal(err.error.error.param, "tools.0.max_uses");
+    const ok = await client.messages.countTokens({ model: "beta-opus-5", messages, tools: [SEARCH] as any });
+    assert.ok(ok.input_tokens > 0);
+  }));

@@ -7,7 +7,9 @@ import { formatUsd } from "../money/usd.ts";
 import { admit, inputEstimate, type SurfaceRoute } from "./generate.ts";
 
 export async function countTokens(app: App, ctx: KeyContext, route: SurfaceRoute): Promise<Response> {
-  const { account, body, model, policy } = await admit(app, ctx, route);
+  const { account, model, policy, ...admitted } = await admit(app, ctx, route);
+  // The family's field rules as on generation: a body count_tokens quotes is one generation would accept.
+  const body = policy.rawBody(model, route.surface, admitted.body);
   const inputTokens = inputEstimate(body, policy.serverPrompt?.(model, app.config));
   const budget =
     typeof body.max_tokens === "number" && Number.isInteger(body.max_tokens) && body.max_tokens > 0

@@ -6,6 +6,7 @@
  * the gateway subprocess into a temp dir, summarised in bench/RESULTS-profiled.md).
  */
 import { benchEstimate } from "./estimate_bench.ts";
+import { benchSystemPrefix } from "./system_prefix_bench.ts";
 import { benchFiles } from "./files_bench.ts";
 import { benchCommitLag, benchLedger } from "./ledger_bench.ts";
 import { catProc, type CpuUse } from "./cpu.ts";
@@ -47,6 +48,20 @@ for (const shape of ["turns", "parts"] as const) {
     gateway: `${ms(e.medianMs)} (p99 ${ms(e.p99Ms)}; JSON.parse ${ms(e.parseMedianMs)})`,
     target: "≪ 10 ms",
     pass: e.medianMs < 10,
+  });
+}
+
+log("beta server prompt spliced into a ~1 MiB native Messages body");
+{
+  const p = benchSystemPrefix();
+  log(`  splice ${ms(p.spliceMedianMs)}, re-serialising ${ms(p.stringifyMedianMs)}`);
+  rows.push({
+    metric: `Beta server prompt into a ${
+      (p.bodyBytes / 1048576).toFixed(2)
+    } MiB native Messages body, \`system\` last, median of ${p.runs}`,
+    gateway: `${ms(p.spliceMedianMs)} (re-serialising instead: ${ms(p.stringifyMedianMs)})`,
+    target: "< re-serialising",
+    pass: p.spliceMedianMs < p.stringifyMedianMs,
   });
 }
 

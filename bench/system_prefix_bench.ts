@@ -1,0 +1,48 @@
+/**
+ * Beta's server prompt on a native Messages body (src/protocols/anthropic/system_prefix.ts): spliced into
+ * the client's bytes, against re-serialising the parsed body, over a ~1 MiB body whose `system` comes last
+ * (the scan then crosses the whole conversation: the worst case).
+ */
+import { prefixSystemBytes } from "../src/protocols/anthropic/system_prefix.ts";
+import { bigBody } from "./estimate_bench.ts";
+
+export interface PrefixResult {
+  bodyBytes: number;
+  runs: number;
+  spliceMedianMs: number;
+  stringifyMedianMs: number;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+function time(runs: number, fn: () => void): number {
+  for (let i = 0; i < 20; i++) fn(); // warm-up (JIT)
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    fn();
+    times.push(performance.now() - t0);
+  }
+  return median(times);
+}
+
+export function benchSystemPrefix(runs = 200): PrefixResult {
+  const chat = JSON.parse(bigBody()) as { messages: unknown[] };
+  const body = {
+    model: "beta-sonnet-5",
+    max_tokens: 1024,
+    messages: chat.messages.slice(1),
+    system: [{ type: "text", text: "Ты агент.", cache_control: { type: "ephemeral" } }],
+  };
+  const raw = new TextEncoder().encode(JSON.stringify(body));
+  const prompt = "Отвечай на русском языке.";
+  return {
+    bodyBytes: raw.byteLength,
+    runs,
+    spliceMedianMs: time(runs, () => prefixSystemBytes(raw, body, prompt)),
+    stringifyMedianMs: time(runs, () => new TextEncoder().encode(JSON.stringify(body))),
+  };
+}

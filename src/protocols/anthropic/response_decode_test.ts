@@ -61,7 +61,7 @@ Deno.test("decodeResponse reads the recorded thinking + tool_use message", () =>
   });
 });
 
-Deno.test("decodeResponse drops server tool blocks and counts web searches and cache tokens", () => {
+Deno.test("decodeResponse reads server tool blocks and citations, drops redacted thinking, counts web searches and cache tokens", () => {
   const res = decodeResponse({
     id: "msg_1",
     type: "message",
@@ -69,9 +69,65 @@ Deno.test("decodeResponse drops server tool blocks and counts web searches and c
     content: [
       { type: "text", text: "I'll fetch the page." },
       { type: "server_tool_use", id: "srvtoolu_01KQ", name: "web_fetch", input: { url: "https://x" } },
-      { type: "web_fetch_tool_result", tool_use_id: "srvtoolu_01KQ", content: {} },
+      {
+        type: "web_fetch_tool_result",
+        tool_use_id: "srvtoolu_01KQ",
+        content: {
+          type: "web_fetch_result",
+          url: "https://x",
+          retrieved_at: "2025-07-17T21:38:38.606000+00:00",
+          content: {
+            type: "document",
+            source: { type: "text", media_type: "text/plain", data: "…" },
+            title: "Maglemosian culture",
+          },
+        },
+      },
       { type: "redacted_thinking", data: "x" },
       { type: "text", text: "This page is about …", citations: null },
+      { type: "server_tool_use", id: "srvtoolu_02", name: "web_search", input: { query: "q" } },
+      {
+        type: "web_search_tool_result",
+        tool_use_id: "srvtoolu_02",
+        content: [
+          {
+            type: "web_search_result",
+            title: "T1",
+            url: "https://a",
+            encrypted_content: "E",
+            page_age: null,
+          },
+          {
+            type: "web_search_result",
+            title: null,
+            url: "https://b",
+            encrypted_content: "E",
+            page_age: "1d",
+          },
+        ],
+      },
+      {
+        type: "text",
+        text: "Cited.",
+        citations: [
+          {
+            type: "web_search_result_location",
+            cited_text: "quote",
+            url: "https://a",
+            title: "T1",
+            encrypted_index: "Eo8",
+          },
+          {
+            type: "char_location",
+            cited_text: "x",
+            document_index: 0,
+            start_char_index: 0,
+            end_char_index: 1,
+          },
+          { type: "web_search_result_location", url: "https://b", title: null, encrypted_index: "Eo9" },
+          "garbage",
+        ],
+      },
     ],
     stop_reason: "stop_sequence",
     stop_sequence: "###",
@@ -85,7 +141,27 @@ Deno.test("decodeResponse drops server tool blocks and counts web searches and c
   });
   assert.deepEqual(res.content, [
     { type: "text", text: "I'll fetch the page." },
+    {
+      type: "server_tool",
+      id: "srvtoolu_01KQ",
+      name: "web_fetch",
+      input: { url: "https://x" },
+      result: { ok: true, sources: [{ url: "https://x", title: "Maglemosian culture" }] },
+    },
     { type: "text", text: "This page is about …" },
+    {
+      type: "server_tool",
+      id: "srvtoolu_02",
+      name: "web_search",
+      input: { query: "q" },
+      result: { ok: true, sources: [{ url: "https://a", title: "T1" }, { url: "https://b" }] },
+    },
+    {
+      type: "text",
+      text: "Cited.",
+      // char_location names no URL and a malformed entry is no citation: both dropped.
+      citations: [{ url: "https://a", title: "T1", citedText: "quote" }, { url: "https://b" }],
+    },
   ]);
   assert.equal(res.stopReason, "stop_sequence");
   assert.equal(res.stopSequence, "###");
@@ -104,4 +180,69 @@ Deno.test("decodeResponse throws UpstreamProtocolError for anything but a messag
     assert.throws(() => decodeResponse(bad), UpstreamProtocolError);
   }
   assert.equal(decodeResponse({ content: [], stop_reason: null }).usage, undefined);
+});
+
+Deno.test("decodeResponse: a server tool error inside the 200, an empty search, a result without its call", () => {
+  const res = decodeResponse({
+    type: "message",
+    content: [
+      { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "a" } },
+      {
+        type: "web_search_tool_result",
+        tool_use_id: "srvtoolu_1",
+        content: { type: "web_search_tool_result_error", error_code: "max_uses_exceeded" },
+      },
+      { type: "server_tool_use", id: "srvtoolu_2", name: "web_search", input: { query: "b" } },
+      { type: "web_search_tool_result", tool_use_id: "srvtoolu_2", content: [] },
+      {
+        type: "web_fetch_tool_result",
+        tool_use_id: "srvtoolu_3",
+        content: { type: "web_fetch_tool_result_error", error_code: "url_not_accessible" },
+      },
+      {
+        type: "web_fetch_tool_result",
+        tool_use_id: "srvtoolu_4",
+        content: { type: "web_fetch_tool_result_error" },
+      },
+      // Other server tools are not beta's: skipped, like a call whose result never came.
+      { type: "server_tool_use", id: "srvtoolu_5", name: "code_execution", input: {} },
+      { type: "code_execution_tool_result", tool_use_id: "srvtoolu_5", content: {} },
+      { type: "server_tool_use", id: "srvtoolu_6", name: "web_search", input: { query: "c" } },
+    ],
+    stop_reason: "pause_turn",
+  });
+  assert.deepEqual(res.content, [
+    {
+      type: "server_tool",
+      id: "srvtoolu_1",
+      name: "web_search",
+      input: { query: "a" },
+      result: { ok: false, errorCode: "max_uses_exceeded" },
+    },
+    {
+      type: "server_tool",
+      id: "srvtoolu_2",
+      name: "web_search",
+      input: { query: "b" },
+      result: { ok: true, sources: [] },
+    },
+    {
+      type: "server_tool",
+      id: "srvtoolu_3",
+      name: "web_fetch",
+      input: {},
+      result: { ok: false, errorCode: "url_not_accessible" },
+    },
+    {
+      type: "server_tool",
+      id: "srvtoolu_4",
+      name: "web_fetch",
+      input: {},
+      result: { ok: false, errorCode: "unknown" },
+    },
+  ]);
+  assert.throws(
+    () => decodeResponse({ content: [{ type: "web_search_tool_result", content: [] }] }),
+    UpstreamProtocolError,
+  );
 });

@@ -9,7 +9,7 @@ import { usageToAnthropic } from "./usage.ts";
 
 function contentBlock(b: IROutputBlock, ctx: EncodeContext): Record<string, unknown> | undefined {
   switch (b.type) {
-    case "text":
+    case "text": // citations come only from an Anthropic upstream, relayed natively to Messages clients
       return b.text ? { type: "text", text: b.text } : undefined;
     case "reasoning":
       return { type: "thinking", thinking: b.text, signature: b.signature ?? "" };
@@ -20,6 +20,8 @@ function contentBlock(b: IROutputBlock, ctx: EncodeContext): Record<string, unkn
         name: b.name,
         input: parseToolInput(b.arguments),
       };
+    case "server_tool": // see case "text"
+      return undefined;
   }
 }
 

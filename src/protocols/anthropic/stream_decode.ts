@@ -1,16 +1,29 @@
 /**
  * Upstream Messages SSE frames → internal events (protocols §2.7), read through ./wire.ts. Blocks
- * are tracked by their explicit `index`; tool calls are numbered among client `tool_use` blocks only;
- * server-tool blocks are skipped.
+ * are tracked by their explicit `index`; tool calls are numbered among client `tool_use` blocks only.
+ * A `server_tool_use` block collects its input (streamed like a tool's) and waits for its result block,
+ * which arrives complete in its `content_block_start`: then one `server_tool` event goes out
+ * (server_blocks.ts). A text block's citations (in its start, or `citations_delta`) go out as one
+ * `citations` event at its `content_block_stop`, with the block's text length.
  */
-import type { IREvent, IRStopReason } from "../../ir/events.ts";
+import type { IRCitation, IREvent, IRStopReason } from "../../ir/events.ts";
 import { type JsonObject, str } from "../../util/json.ts";
 import type { SseFrame, StreamDecoder } from "../codec.ts";
 import { parseFrameJson, readWire } from "../wire_frame.ts";
 import { fromAnthropicStopReason } from "./stop_reason.ts";
 import { type AnthropicUsageFields, mergeAnthropicUsage, readAnthropicUsage, toIRUsage } from "./usage.ts";
 import {
+  citation,
+  citations,
+  isServerToolResult,
+  parseInput,
+  type PendingCall,
+  serverTool,
+} from "./server_blocks.ts";
+import {
   BlockStartFrame,
+  BlockStopFrame,
+  CitationsDelta,
   ErrorFrame,
   MessageDeltaFrame,
   MessageStartFrame,
@@ -21,7 +34,14 @@ import {
   ToolUseBlock,
 } from "./wire.ts";
 
-type BlockKind = { kind: "text" } | { kind: "thinking" } | { kind: "tool"; tool: number } | { kind: "other" };
+type BlockKind =
+  /** `length`: UTF-16 units of text so far; `citations`: collected until the block stops. */
+  | { kind: "text"; length: number; citations: IRCitation[] }
+  | { kind: "thinking" }
+  | { kind: "tool"; tool: number }
+  /** A server_tool_use block: its streamed input JSON, parsed when the block stops. */
+  | { kind: "server"; id: string; json: string }
+  | { kind: "other" };
 
 const read = <S extends Parameters<typeof readWire>[2]>(what: string, schema: S, json: unknown) =>
   readWire("anthropic", what, schema, json);
@@ -31,6 +51,8 @@ export class AnthropicStreamDecoder implements StreamDecoder {
   #done = false;
   #blocks = new Map<number, BlockKind>();
   #tools = 0;
+  /** server_tool_use calls waiting for their result block, by id. */
+  #calls = new Map<string, PendingCall>();
   #usage: AnthropicUsageFields = {};
   #stopReason: unknown = null;
   #stopSequence: string | undefined;
@@ -59,9 +81,17 @@ export class AnthropicStreamDecoder implements StreamDecoder {
       case "content_block_delta": {
         const d = readBlockDelta(data); // hot path: a hand-written guard, see wire.ts
         this.#ensureStarted(out);
-        this.#delta(this.#blocks.get(d.index), d.type, d.text, out);
+        const block = this.#blocks.get(d.index);
+        if (d.type === "citations_delta") {
+          const c = citation(read(type, CitationsDelta, data.delta).citation);
+          if (c && block?.kind === "text") block.citations.push(c);
+        } else this.#delta(block, d.type, d.text, out);
         break;
       }
+      case "content_block_stop":
+        this.#ensureStarted(out);
+        this.#blockStop(read(type, BlockStopFrame, data).index, out);
+        break;
       case "message_delta": {
         const f = read(type, MessageDeltaFrame, data);
         this.#ensureStarted(out);
@@ -104,6 +134,7 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     // Some server-tool flows pre-populate the content; replay it as events.
     message.content?.forEach((b, i) => {
       this.#blockStart(-1 - i, b, out);
+      this.#blockStop(-1 - i, out); // a pre-populated block is complete
       if (b.type === "thinking") {
         const signature = read("message_start thinking block", ThinkingBlock, b).signature;
         if (signature) out.push({ type: "reasoning_signature", signature });
@@ -120,9 +151,13 @@ export class AnthropicStreamDecoder implements StreamDecoder {
   #blockStart(index: number, b: JsonObject & { type: string }, out: IREvent[]): void {
     switch (b.type) {
       case "text": {
-        this.#blocks.set(index, { kind: "text" });
-        const text = read("text block", TextBlock, b).text;
-        if (text) out.push({ type: "text_delta", text });
+        const t = read("text block", TextBlock, b);
+        this.#blocks.set(index, {
+          kind: "text",
+          length: t.text?.length ?? 0,
+          citations: citations(t.citations),
+        });
+        if (t.text) out.push({ type: "text_delta", text: t.text });
         break;
       }
       case "thinking": {
@@ -139,15 +174,37 @@ export class AnthropicStreamDecoder implements StreamDecoder {
         out.push({ type: "tool_call_start", index: tool, id: block.id, name: block.name });
         break;
       }
+      case "server_tool_use": {
+        const block = read("server_tool_use block", ToolUseBlock, b);
+        this.#blocks.set(index, { kind: "server", id: block.id, json: "" });
+        this.#calls.set(block.id, { name: block.name, input: block.input ?? {} });
+        break;
+      }
       default:
         this.#blocks.set(index, { kind: "other" });
+        if (isServerToolResult(b.type)) out.push({ type: "server_tool", ...serverTool(b, this.#calls) });
     }
   }
 
-  /** Deltas of the four known types carry their text; other types (citations_delta, …) are ignored. */
+  #blockStop(index: number, out: IREvent[]): void {
+    const block = this.#blocks.get(index);
+    if (block?.kind === "text" && block.citations.length > 0) {
+      out.push({ type: "citations", textLength: block.length, citations: block.citations });
+      block.citations = [];
+    } else if (block?.kind === "server") {
+      const call = this.#calls.get(block.id);
+      if (call) call.input = parseInput(block.json, call.input);
+      block.json = "";
+    }
+  }
+
+  /** Deltas of the four known types carry their text; other types are ignored (citations_delta: above). */
   #delta(block: BlockKind | undefined, type: string, text: string | undefined, out: IREvent[]): void {
     if (!block || block.kind === "other" || !text) return;
-    if (type === "text_delta" && block.kind === "text") out.push({ type: "text_delta", text });
+    if (type === "text_delta" && block.kind === "text") {
+      block.length += text.length;
+      out.push({ type: "text_delta", text });
+    } else if (type === "input_json_delta" && block.kind === "server") block.json += text;
     else if (type === "thinking_delta" && block.kind === "thinking") {
       out.push({ type: "reasoning_delta", text });
     } else if (type === "signature_delta" && block.kind === "thinking") {

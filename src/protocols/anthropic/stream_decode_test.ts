@@ -9,6 +9,8 @@ const FIXTURES = [
   "tool_use.sse",
   "thinking.sse",
   "web_search.sse",
+  "web_search_cited.sse",
+  "web_fetch_errors.sse",
   "error.sse",
   "max_tokens.sse",
 ];
@@ -82,10 +84,26 @@ Deno.test("AnthropicStreamDecoder decodes thinking with its signature and thinki
   ]);
 });
 
-Deno.test("AnthropicStreamDecoder skips server tool blocks and takes the larger final input count", async () => {
+Deno.test("AnthropicStreamDecoder reads a server tool and a citation, and takes the larger final input count", async () => {
   const events = await decodeFixture("web_search.sse");
   assert.deepEqual(events.slice(2), [
+    {
+      type: "server_tool",
+      id: "srvtoolu_01Bj5uzzLcYG5hfueSLcDH8k",
+      name: "web_search",
+      input: { query: "tech news today" },
+      result: { ok: true, sources: [{ url: "https://…", title: "…" }] },
+    },
     { type: "text_delta", text: "With iOS 26 officially launched, …" },
+    {
+      type: "citations",
+      textLength: "With iOS 26 officially launched, …".length,
+      citations: [{
+        url: "https://9to5mac.com/…",
+        title: "…",
+        citedText: "With iOS 26 officially launched…",
+      }],
+    },
     {
       type: "usage",
       usage: {
@@ -160,5 +178,136 @@ Deno.test("AnthropicStreamDecoder replays content pre-populated in message_start
     { type: "text_delta", text: "Done." },
     { type: "tool_call_start", index: 0, id: "toolu_1", name: "f" },
     { type: "tool_call_delta", index: 0, arguments: '{"a":1}' },
+  ]);
+});
+
+Deno.test("AnthropicStreamDecoder: citations close their own text block, with its UTF-16 length", async () => {
+  const events = await decodeFixture("web_search_cited.sse");
+  assert.deepEqual(events.slice(2, -2), [
+    {
+      type: "server_tool",
+      id: "srvtoolu_01Cited",
+      name: "web_search",
+      input: { query: "ios 26" },
+      result: {
+        ok: true,
+        sources: [{ url: "https://9to5mac.com/ios-26", title: "iOS 26 is out" }, {
+          url: "https://example.ru/ios",
+          title: "Апдейт",
+        }],
+      },
+    },
+    { type: "text_delta", text: "Вот что " },
+    { type: "text_delta", text: "нашлось: " },
+    { type: "text_delta", text: "iOS 26 вышла 😀" },
+    { type: "text_delta", text: " сегодня" },
+    {
+      type: "citations",
+      textLength: "iOS 26 вышла 😀 сегодня".length, // 23: the emoji is two UTF-16 units
+      citations: [
+        {
+          url: "https://9to5mac.com/ios-26",
+          title: "iOS 26 is out",
+          citedText: "With iOS 26 officially launched…",
+        },
+        { url: "https://example.ru/ios", citedText: "Апдейт доступен…" },
+      ],
+    },
+    { type: "text_delta", text: "." },
+  ]);
+  assert.equal("iOS 26 вышла 😀 сегодня".length, 23);
+});
+
+Deno.test("AnthropicStreamDecoder: tool errors inside the 200, an empty search, a fetch; uncited text has no event", async () => {
+  const events = await decodeFixture("web_fetch_errors.sse");
+  assert.deepEqual(events.slice(2), [
+    { type: "text_delta", text: "I'll search and fetch." },
+    {
+      type: "server_tool",
+      id: "srvtoolu_01SearchErr",
+      name: "web_search",
+      input: { query: "deno 2" },
+      result: { ok: false, errorCode: "too_many_requests" },
+    },
+    {
+      type: "server_tool",
+      id: "srvtoolu_01SearchEmpty",
+      name: "web_search",
+      input: { query: "zzqx" },
+      result: { ok: true, sources: [] },
+    },
+    {
+      type: "server_tool",
+      id: "srvtoolu_01Fetch",
+      name: "web_fetch",
+      input: { url: "https://en.wikipedia.org/wiki/Maglemosian_culture" },
+      result: {
+        ok: true,
+        sources: [{ url: "https://en.wikipedia.org/wiki/Maglemosian_culture", title: "Maglemosian culture" }],
+      },
+    },
+    {
+      type: "server_tool",
+      id: "srvtoolu_01FetchErr",
+      name: "web_fetch",
+      input: { url: "https://example.com/private" },
+      result: { ok: false, errorCode: "url_not_accessible" },
+    },
+    { type: "text_delta", text: "The page says little." },
+    {
+      type: "usage",
+      usage: {
+        inputTokens: 6120,
+        cachedInputTokens: 0,
+        cacheWriteTokens: 0,
+        outputTokens: 180,
+        webSearchRequests: 1,
+      },
+    },
+    { type: "finish", reason: "stop" },
+  ]);
+});
+
+Deno.test("AnthropicStreamDecoder: server blocks and a cited text pre-populated in message_start", () => {
+  const events = decodeFrames([{
+    event: "message_start",
+    data: JSON.stringify({
+      type: "message_start",
+      message: {
+        id: "msg_1",
+        model: "m",
+        content: [
+          { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "q" } },
+          {
+            type: "web_search_tool_result",
+            tool_use_id: "srvtoolu_1",
+            content: [{ url: "https://a", title: "A" }],
+          },
+          {
+            type: "text",
+            text: "Да.",
+            citations: [{
+              type: "web_search_result_location",
+              url: "https://a",
+              title: "A",
+              cited_text: "c",
+            }],
+          },
+        ],
+      },
+    }),
+  }, { event: "message_stop", data: '{"type":"message_stop"}' }]);
+  assert.deepEqual(events, [
+    { type: "start", id: "msg_1", model: "m" },
+    {
+      type: "server_tool",
+      id: "srvtoolu_1",
+      name: "web_search",
+      input: { query: "q" },
+      result: { ok: true, sources: [{ url: "https://a", title: "A" }] },
+    },
+    { type: "text_delta", text: "Да." },
+    { type: "citations", textLength: 3, citations: [{ url: "https://a", title: "A", citedText: "c" }] },
+    { type: "finish", reason: "stop" },
   ]);
 });

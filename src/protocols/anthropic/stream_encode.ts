@@ -44,6 +44,11 @@ export class AnthropicStreamEncoder implements StreamEncoder {
       }
       case "tool_call_delta":
         return head + this.#blocks.toolDelta(event.index, event.arguments);
+      case "server_tool":
+      case "citations":
+        // Only an Anthropic upstream produces them, and its Messages clients are relayed natively: a
+        // translated Messages stream has none to show.
+        return head;
       case "finish": {
         this.#ended = true;
         const delta = {

@@ -30,9 +30,35 @@ export type Usage = z.output<typeof Usage>;
 export const Typed = z.looseObject({ type: z.string() });
 
 /** Content blocks the decoders turn into events (in `message_start.message.content`, `content_block_start`, responses). */
-export const TextBlock = z.looseObject({ text: optText });
+export const TextBlock = z.looseObject({
+  text: optText,
+  /** Read one by one (server_blocks.ts): a citation the gateway cannot read is dropped, never the answer. */
+  citations: z.array(z.unknown()).nullish().catch(undefined),
+});
 export const ThinkingBlock = z.looseObject({ thinking: optText, signature: optText });
 export const ToolUseBlock = z.looseObject({ id: z.string(), name: z.string(), input: rawObject.nullish() });
+
+/**
+ * Server-tool blocks (protocols §2.6; spec §4.5): `server_tool_use` has the shape of ToolUseBlock; its result
+ * (`web_search_tool_result`, `web_fetch_tool_result`) names the call and carries a list of search results, a
+ * fetched document, or an error object (`*_tool_result_error` with `error_code`), read by server_blocks.ts.
+ */
+export const ServerToolResultBlock = z.looseObject({
+  tool_use_id: z.string(),
+  content: z.unknown(),
+});
+/** One web search result (`web_search_result`); other entries are skipped. */
+export const WebSearchResult = z.looseObject({ url: z.string(), title: optText });
+/** A fetched page (`web_fetch_result`): its URL and the document's title. */
+export const WebFetchResult = z.looseObject({
+  url: z.string(),
+  content: z.looseObject({ title: optText }).nullish().catch(undefined),
+});
+export const ToolResultError = z.looseObject({ error_code: optText });
+/** A `web_search_result_location` citation, the one citation type that names a URL. */
+export const WebSearchCitation = z.looseObject({ url: z.string(), title: optText, cited_text: optText });
+/** `citations_delta.citation`, read when a text block receives one. */
+export const CitationsDelta = z.looseObject({ citation: z.unknown() });
 
 /** `content_block_delta.delta` by type. */
 export const TextDelta = z.looseObject({ text: z.string() });
@@ -79,6 +105,7 @@ export const MessageStartFrame = z.looseObject({
 export type MessageStartMessage = z.output<typeof MessageStartFrame>["message"];
 export const BlockStartFrame = z.looseObject({ index: z.number(), content_block: Typed });
 export const BlockDeltaFrame = z.looseObject({ index: z.number(), delta: Typed });
+export const BlockStopFrame = z.looseObject({ index: z.number() });
 export const MessageDeltaFrame = z.looseObject({
   delta: z.looseObject({ stop_reason: optText, stop_sequence: optText }),
   usage: rawObject.nullish(),

@@ -56,3 +56,34 @@ Deno.test("encodeResponse renders null content, maps length and omits absent usa
   assert.equal(choice?.finish_reason, "length");
   assert.equal("usage" in json, false);
 });
+
+Deno.test("encodeResponse: server tools leave only the text; citations become message.annotations", () => {
+  const json = encodeResponse({
+    id: "x",
+    model: "y",
+    content: [
+      { type: "text", text: "Ищу. " },
+      {
+        type: "server_tool",
+        id: "srvtoolu_1",
+        name: "web_search",
+        input: { query: "q" },
+        result: { ok: false, errorCode: "unavailable" },
+      },
+      { type: "text", text: "да 😀", citations: [{ url: "https://a", title: "A" }, { url: "https://b" }] },
+    ],
+    stopReason: "stop",
+  }, testCtx());
+  const cite = (url: string, title: string) => ({
+    type: "url_citation",
+    url_citation: { start_index: 5, end_index: 10, url, title },
+  });
+  const choice = (json.choices as Record<string, unknown>[])[0];
+  assert.deepEqual(choice?.message, {
+    role: "assistant",
+    content: "Ищу. да 😀",
+    refusal: null,
+    annotations: [cite("https://a", "A"), cite("https://b", "")],
+  });
+  assert.equal(choice?.finish_reason, "stop");
+});

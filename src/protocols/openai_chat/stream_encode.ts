@@ -1,4 +1,10 @@
-/** Internal events → Chat Completions SSE for the client (protocols §3.6, §5.10 "→ C client"). */
+/**
+ * Internal events → Chat Completions SSE for the client (protocols §3.6, §5.10 "→ C client"). A provider-run
+ * tool has no Chat form (protocols §5.3) and is not shown. Citations are collected and sent once, as
+ * `delta.annotations` on one chunk of their own right before the finishing chunk, the whole list at once, as
+ * OpenAI's search models do: the official SDK's stream helper replaces `message.annotations` with each
+ * chunk's list, so a list per cited block would keep only the last one.
+ */
 import type { ErrorObject } from "../../errors/error_object.ts";
 import type { IREvent } from "../../ir/events.ts";
 import { emptyUsage, mergeUsage } from "../../ir/usage.ts";
@@ -6,6 +12,7 @@ import type { EncodeContext, StreamEncoder } from "../codec.ts";
 import { SSE_DONE, sseData } from "../sse.ts";
 import { chatErrorFrames } from "./error.ts";
 import { toChatFinishReason } from "./finish_reason.ts";
+import { chatAnnotations } from "./url_citation.ts";
 import { toChatUsage } from "./usage.ts";
 
 type Delta = Record<string, unknown>;
@@ -19,6 +26,9 @@ export class ChatStreamEncoder implements StreamEncoder {
   #usage = emptyUsage();
   /** Tool-call index → whether any non-empty argument fragment was sent. */
   #toolArgs = new Map<number, boolean>();
+  /** UTF-16 length of the content sent so far, and the annotations over it. */
+  #textLength = 0;
+  #annotations: Record<string, unknown>[] = [];
 
   constructor(ctx: EncodeContext) {
     this.#ctx = ctx;
@@ -37,8 +47,19 @@ export class ChatStreamEncoder implements StreamEncoder {
     switch (event.type) {
       case "start":
       case "reasoning_signature":
+      case "server_tool":
+        return out;
+      case "citations":
+        this.#annotations.push(
+          ...chatAnnotations(
+            event.citations,
+            Math.max(0, this.#textLength - event.textLength),
+            this.#textLength,
+          ),
+        );
         return out;
       case "text_delta":
+        this.#textLength += event.text.length;
         return event.text === "" ? out : out + this.#chunk({ content: event.text });
       case "reasoning_delta":
         return event.text === "" ? out : out + this.#chunk({ reasoning_content: event.text });
@@ -78,6 +99,7 @@ export class ChatStreamEncoder implements StreamEncoder {
     for (const [index, sent] of this.#toolArgs) {
       if (!sent) out += this.#chunk({ tool_calls: [{ index, function: { arguments: "{}" } }] });
     }
+    if (this.#annotations.length > 0) out += this.#chunk({ annotations: this.#annotations });
     out += this.#chunk({}, toChatFinishReason(reason, this.#toolArgs.size > 0));
     if (this.#ctx.request.includeUsage) {
       out += sseData({ ...this.#head(), choices: [], usage: toChatUsage(this.#usage) });

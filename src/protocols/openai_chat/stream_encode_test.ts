@@ -136,3 +136,41 @@ Deno.test("ChatStreamEncoder emits nothing for an IR error event (engine calls e
   const enc = createStreamEncoder(testCtx());
   assert.equal(enc.push({ type: "error", message: "boom" }), "");
 });
+
+Deno.test("ChatStreamEncoder: server tools are not shown; all citations go out in one annotations chunk before the finish", () => {
+  const frames = dataFrames(run([
+    { type: "start", id: "msg_1", model: "upstream-x" },
+    { type: "text_delta", text: "Ищу. " },
+    {
+      type: "server_tool",
+      id: "srvtoolu_1",
+      name: "web_search",
+      input: { query: "q" },
+      result: { ok: true, sources: [{ url: "https://a", title: "A" }] },
+    },
+    { type: "reasoning_delta", text: "hm" },
+    { type: "text_delta", text: "да 😀" },
+    { type: "citations", textLength: 5, citations: [{ url: "https://a", title: "A", citedText: "c" }] },
+    { type: "text_delta", text: " и " },
+    { type: "text_delta", text: "нет" },
+    { type: "citations", textLength: 3, citations: [{ url: "https://b" }] },
+    { type: "finish", reason: "stop" },
+  ], false));
+  const cite = (start: number, end: number, url: string, title: string) => ({
+    type: "url_citation",
+    url_citation: { start_index: start, end_index: end, url, title },
+  });
+  assert.deepEqual(frames, [
+    { ...HEAD, ...choice({ role: "assistant", content: "" }) },
+    { ...HEAD, ...choice({ content: "Ищу. " }) },
+    { ...HEAD, ...choice({ reasoning_content: "hm" }) },
+    { ...HEAD, ...choice({ content: "да 😀" }) },
+    { ...HEAD, ...choice({ content: " и " }) },
+    { ...HEAD, ...choice({ content: "нет" }) },
+    { ...HEAD, ...choice({ annotations: [cite(5, 10, "https://a", "A"), cite(13, 16, "https://b", "")] }) },
+    { ...HEAD, ...choice({}, "stop") },
+    "[DONE]",
+  ]);
+  assert.equal("Ищу. да 😀 и нет".slice(5, 10), "да 😀");
+  assert.equal("Ищу. да 😀 и нет".slice(13, 16), "нет");
+});

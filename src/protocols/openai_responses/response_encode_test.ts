@@ -104,3 +104,78 @@ Deno.test("length → incomplete with max_output_tokens; missing usage → zeros
   assert.deepEqual(filtered.incomplete_details, { reason: "content_filter" });
   assert.deepEqual(filtered.output, []);
 });
+
+Deno.test("encodes provider-run tools as web_search_call items and citations as url_citation annotations", () => {
+  const out = encodeResponse({
+    id: "msg_up",
+    model: "m",
+    content: [
+      { type: "text", text: "Ищу." },
+      {
+        type: "server_tool",
+        id: "srvtoolu_1",
+        name: "web_search",
+        input: { query: "q" },
+        result: { ok: true, sources: [{ url: "https://a", title: "A" }] },
+      },
+      {
+        type: "server_tool",
+        id: "srvtoolu_2",
+        name: "web_search",
+        input: { query: "r" },
+        result: { ok: false, errorCode: "max_uses_exceeded" },
+      },
+      {
+        type: "server_tool",
+        id: "srvtoolu_3",
+        name: "web_fetch",
+        input: { url: "https://c" },
+        result: { ok: false, errorCode: "url_not_accessible" },
+      },
+      { type: "text", text: "Вот: " },
+      { type: "text", text: "да 😀", citations: [{ url: "https://a", title: "A" }, { url: "https://b" }] },
+      { type: "text", text: "." },
+    ],
+    stopReason: "stop",
+  }, testCtx());
+  const a = { type: "url_citation", start_index: 5, end_index: 10 };
+  assert.deepEqual(out.output, [
+    {
+      id: "msg_2",
+      type: "message",
+      status: "completed",
+      content: [{ type: "output_text", annotations: [], logprobs: [], text: "Ищу." }],
+      role: "assistant",
+    },
+    {
+      id: "ws_3",
+      type: "web_search_call",
+      status: "completed",
+      action: { type: "search", query: "q", queries: ["q"], sources: [{ type: "url", url: "https://a" }] },
+    },
+    {
+      id: "ws_4",
+      type: "web_search_call",
+      status: "failed",
+      action: { type: "search", query: "r", queries: ["r"] },
+    },
+    {
+      id: "ws_5",
+      type: "web_search_call",
+      status: "failed",
+      action: { type: "open_page", url: "https://c" },
+    },
+    {
+      id: "msg_6",
+      type: "message",
+      status: "completed",
+      content: [{
+        type: "output_text",
+        annotations: [{ ...a, url: "https://a", title: "A" }, { ...a, url: "https://b", title: "" }],
+        logprobs: [],
+        text: "Вот: да 😀.",
+      }],
+      role: "assistant",
+    },
+  ]);
+});

@@ -185,7 +185,7 @@ export class ResponsesStreamDecoder implements StreamDecoder {
       for (const b of blocks) {
         if (b.type === "text") out.push({ type: "text_delta", text: b.text });
         else if (b.type === "reasoning") out.push({ type: "reasoning_delta", text: b.text });
-        else {
+        else if (b.type === "tool_call") {
           const index = this.nextTool++;
           out.push({ type: "tool_call_start", index, id: b.id, name: b.name });
           out.push({ type: "tool_call_delta", index, arguments: b.arguments });

@@ -5,16 +5,22 @@
  * `finish`, because Chat upstreams may interleave argument fragments of several calls: later calls'
  * arguments and any content that follows are buffered and flushed in order at `finish`, each as a
  * complete item. So every call ends with its full arguments, whatever the interleaving.
+ *
+ * A provider-run web search or fetch (`server_tool`, beta) closes the open message and goes out at once as one
+ * complete `web_search_call` item (stream_items.ts); text after it opens a new message item. A `citations`
+ * event adds `url_citation` annotations over the cited block's span of the open message's text.
  */
 import type { EncodeContext, StreamEncoder } from "../codec.ts";
 import type { ErrorObject } from "../../errors/error_object.ts";
-import type { IREvent, IRStopReason } from "../../ir/events.ts";
+import type { IRCitation, IREvent, IRServerTool, IRStopReason } from "../../ir/events.ts";
 import { emptyUsage, mergeUsage } from "../../ir/usage.ts";
 import { sseEvent } from "../sse.ts";
 import { type ResponseFields, responseObject, type ResponseStatus } from "./response_object.ts";
 import { clientCallName } from "./namespace.ts";
 import { statusFromStopReason } from "./status.ts";
+import { isShownServerTool } from "./items.ts";
 import {
+  annotationFrames,
   argumentsDelta,
   type Call,
   closeFrames,
@@ -22,12 +28,23 @@ import {
   type Fields,
   openFrames,
   type OpenItem,
+  serverToolFrames,
   snapshot,
   textDelta,
 } from "./stream_items.ts";
 import { usageToWire } from "./usage.ts";
 
-type Deferred = { kind: "call"; call: Call } | { kind: "message" | "reasoning"; text: string };
+type Deferred =
+  | { kind: "call"; call: Call }
+  | { kind: "server"; tool: IRServerTool }
+  /** `cited`: the cited spans of a deferred message's text, announced once its text is out. */
+  | { kind: "message" | "reasoning"; text: string; cited?: CitedSpan[] };
+
+interface CitedSpan {
+  start: number;
+  end: number;
+  citations: IRCitation[];
+}
 
 class ResponsesStreamEncoder implements StreamEncoder {
   private seq = 0;
@@ -59,6 +76,10 @@ class ResponsesStreamEncoder implements StreamEncoder {
         return this.begin() + this.callStart(ev.index, ev.id, ev.name);
       case "tool_call_delta":
         return this.begin() + this.callDelta(ev.index, ev.arguments);
+      case "server_tool":
+        return isShownServerTool(ev) ? this.begin() + this.serverTool(ev) : "";
+      case "citations":
+        return this.citations(ev.textLength, ev.citations);
       case "usage":
         mergeUsage(this.usage, ev.usage);
         this.sawUsage = true;
@@ -129,12 +150,42 @@ class ResponsesStreamEncoder implements StreamEncoder {
     return out + this.textDelta(text);
   }
 
+  private serverTool(tool: IRServerTool): string {
+    if (this.open?.kind === "call") {
+      this.deferred.push({ kind: "server", tool });
+      return "";
+    }
+    const out = this.closeOpen("completed");
+    const { text, item } = serverToolFrames(this.emit, this.ctx.newId("ws_"), this.output.length, tool);
+    this.output.push(item);
+    return out + text;
+  }
+
+  private citations(textLength: number, citations: IRCitation[]): string {
+    if (citations.length === 0) return "";
+    const span = (text: string): CitedSpan => ({
+      start: Math.max(0, text.length - textLength),
+      end: text.length,
+      citations,
+    });
+    if (this.open?.kind === "call") {
+      const last = this.deferred[this.deferred.length - 1];
+      if (last?.kind === "message") (last.cited ??= []).push(span(last.text));
+      return "";
+    }
+    if (this.open?.kind !== "message") return "";
+    const s = span(this.open.text);
+    return annotationFrames(this.emit, this.open, s.start, s.end, s.citations);
+  }
+
   private readonly emit: Emit = (type, fields) =>
     sseEvent(type, { type, sequence_number: this.seq++, ...fields });
 
   private openText(kind: "message" | "reasoning"): string {
     const id = this.ctx.newId(kind === "message" ? "msg_" : "rs_");
-    const o: OpenItem = { kind, id, outputIndex: this.output.length, text: "" };
+    const o: OpenItem = kind === "message"
+      ? { kind, id, outputIndex: this.output.length, text: "", annotations: [] }
+      : { kind, id, outputIndex: this.output.length, text: "" };
     this.open = o;
     return openFrames(this.emit, o);
   }
@@ -193,7 +244,17 @@ class ResponsesStreamEncoder implements StreamEncoder {
     // Only the last item can have been cut by a token cap.
     let out = this.closeOpen(pending.length === 0 ? status : "completed");
     pending.forEach((d, k) => {
-      out += d.kind === "call" ? this.openCall(d.call) : this.openText(d.kind) + this.textDelta(d.text);
+      if (d.kind === "server") {
+        out += this.serverTool(d.tool);
+        return;
+      }
+      if (d.kind === "call") out += this.openCall(d.call);
+      else {
+        out += this.openText(d.kind) + this.textDelta(d.text);
+        for (const c of d.cited ?? []) {
+          if (this.open) out += annotationFrames(this.emit, this.open, c.start, c.end, c.citations);
+        }
+      }
       out += this.closeOpen(k === pending.length - 1 ? status : "completed");
     });
     this.ended = true;

@@ -12,7 +12,7 @@ function recorder(): { emit: Emit; types: string[] } {
 
 Deno.test("message item lifecycle frames", () => {
   const r = recorder();
-  const o: OpenItem = { kind: "message", id: "msg_1", outputIndex: 2, text: "" };
+  const o: OpenItem = { kind: "message", id: "msg_1", outputIndex: 2, text: "", annotations: [] };
   openFrames(r.emit, o);
   textDelta(r.emit, o, "ab");
   textDelta(r.emit, o, "c");

@@ -179,6 +179,23 @@ Deno.test("beta on Responses: searches as web_search_call items, citations as ur
     assert.equal(final.output_text, TEXT);
     assert.ok(seen.includes("response.web_search_call.searching"));
     assert.ok(seen.includes("response.output_text.annotation.added"));
+
+    // The next turn sends the output back as history: the web_search_call items are dropped (no upstream takes
+    // them back), the annotated text stays as the assistant's turn.
+    t.sim.requests.length = 0;
+    const next = await client.responses.create({
+      model: MODEL,
+      tools: HOSTED,
+      input: [
+        { role: "user", content: PROMPT },
+        ...json.output as any[],
+        { role: "user", content: "Спасибо [[sim:words=2]]" },
+      ],
+    });
+    assert.equal(next.status, "completed");
+    const sent = t.sim.requests.at(-1)!.body as Record<string, any>;
+    assert.deepEqual(sent.messages.map((m: any) => m.role), ["user", "assistant", "user"]);
+    assert.deepEqual(sent.messages[1].content, [{ type: "text", text: TEXT }]);
     assert.equal((await t.admin("GET", `/admin/keys/${k.id}`)).json.held_usd, "0.00");
   }));
 

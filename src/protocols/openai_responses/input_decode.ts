@@ -158,6 +158,11 @@ function item(raw: unknown, p: string, conv: Conversation): void {
       return functionCallOutput(raw, p, conv);
     case "reasoning":
       return reasoning(raw, conv);
+    case "web_search_call":
+      // A provider-run search the gateway showed (beta's server tools) and the client sends back with its
+      // history: no upstream takes it back (a Messages upstream refuses foreign server-tool ids), so it is
+      // dropped and the text around it stays (protocols §5.3). Other hosted tools' items stay refused.
+      return;
     default:
       throw fieldError("invalid_request", `${p}.type`);
   }

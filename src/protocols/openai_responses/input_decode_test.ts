@@ -94,3 +94,38 @@ Deno.test("tool output with an image part is unsupported; empty input array is i
     { code: "unsupported_parameter", param: "input.0.content.0.file_id" },
   );
 });
+
+Deno.test("a web_search_call item sent back with the history is dropped; the annotated text around it stays", () => {
+  const { messages } = decodeInput([
+    { role: "user", content: "q" },
+    {
+      id: "ws_1",
+      type: "web_search_call",
+      status: "completed",
+      action: { type: "search", query: "q", sources: [{ type: "url", url: "https://a" }] },
+    },
+    {
+      id: "ws_2",
+      type: "web_search_call",
+      status: "failed",
+      action: { type: "open_page", url: "https://b" },
+    },
+    {
+      id: "msg_1",
+      type: "message",
+      role: "assistant",
+      status: "completed",
+      content: [{
+        type: "output_text",
+        text: "Ответ",
+        annotations: [{ type: "url_citation", start_index: 0, end_index: 5, url: "https://a", title: "A" }],
+      }],
+    },
+    { role: "user", content: "ещё" },
+  ]);
+  assert.deepEqual(messages, [
+    { role: "user", parts: [{ type: "text", text: "q" }] },
+    { role: "assistant", parts: [{ type: "text", text: "Ответ" }] },
+    { role: "user", parts: [{ type: "text", text: "ещё" }] },
+  ]);
+});

@@ -94,7 +94,7 @@ const rejections: [string, Record<string, unknown>, string, string][] = [
   ["conversation", { ...ok, conversation: { id: "conv_1" } }, "unsupported_parameter", "conversation"],
   [
     "hosted tool item",
-    { model: "m", input: [{ type: "web_search_call", id: "ws_1" }] },
+    { model: "m", input: [{ type: "file_search_call", id: "fs_1" }] },
     "invalid_request",
     "input.0.type",
   ],

@@ -93,7 +93,7 @@ const DELTA_TEXT: Record<string, string> = {
   input_json_delta: "partial_json",
 };
 
-/** Stream frames the decoder handles (`ping`, `content_block_stop` and unknown types are not read). */
+/** Stream frames the decoder handles (`ping` and unknown types are not read). */
 export const MessageStartFrame = z.looseObject({
   message: z.looseObject({
     id: optText,

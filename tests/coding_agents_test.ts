@@ -157,7 +157,9 @@ Deno.test("Claude Code on gamma/eta: thinking is dropped (no reasoning.effort up
       await res.body?.cancel();
       const sent = t.sim.requests.at(-1)!;
       assert.equal(sent.path, "/v1/responses");
-      assert.equal((sent.body as Record<string, unknown>).reasoning, undefined, model);
+      // The thinking budget is dropped: the effort comes from the id alone (eta's `-high`; gamma none).
+      const effort = model.startsWith("delta-eta") ? { effort: "high" } : undefined;
+      assert.deepEqual((sent.body as Record<string, unknown>).reasoning, effort, model);
       // spec §4.6: the effort is in the id; output_config is outside the closed list.
       const refused = await post(t.url + "/v1/messages", k.key, {
         ...body,

@@ -77,20 +77,24 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
   const outputBudget = ir.maxOutputTokens ?? Math.min(DEFAULT_RESERVE_OUTPUT_TOKENS, model.maxOutputTokens);
   checkContext(model, inputTokens, ir.maxOutputTokens ?? 0);
 
+  const call = policy.upstreamModel?.(model) ?? { model: model.id };
   const upstreamOpts = {
-    upstreamModel: model.id,
+    upstreamModel: call.model,
     defaultMaxTokens: Math.min(DEFAULT_RESERVE_OUTPUT_TOKENS, model.maxOutputTokens),
   };
   const upstreamBody = native
     ? nativeBody(
       surface,
-      surface.prepareNativeRequest(body, upstreamOpts),
+      withFields(surface.prepareNativeRequest(body, upstreamOpts), call.fields),
       body === admitted.body ? admitted : undefined,
       prompt,
     )
-    : upstream.encodeRequest(
-      prompt === undefined ? ir : { ...ir, system: [prompt, ...ir.system] },
-      upstreamOpts,
+    : withFields(
+      upstream.encodeRequest(
+        prompt === undefined ? ir : { ...ir, system: [prompt, ...ir.system] },
+        upstreamOpts,
+      ),
+      call.fields,
     );
 
   const reservation = await reserve(app.accounts.ledger, app.tariff, {
@@ -143,6 +147,11 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
   } finally {
     ctx.req.signal.removeEventListener("abort", clientGone);
   }
+}
+
+/** The upstream body with the fields the model id implies (a changed member: the client's bytes are not reused). */
+function withFields(body: Record<string, unknown>, fields: Record<string, unknown> | undefined) {
+  return fields ? { ...body, ...fields } : body;
 }
 
 /** The input estimate of a request, with the family's server prompt that will go before it. */

@@ -37,6 +37,13 @@ export interface FamilyCodes {
   caps: CapCodes;
 }
 
+/** The model name an upstream call carries, and the top-level fields the id implies (gamma/eta effort, tier). */
+export interface UpstreamModel {
+  model: string;
+  /** Merged over the upstream body, in the family's upstream protocol. */
+  fields?: Record<string, unknown>;
+}
+
 /** The upstream account one call runs on, from `dispatch` until settlement. */
 export interface UpstreamLease {
   key: string;
@@ -77,6 +84,8 @@ export interface FamilyPolicy {
    * tool's max_uses). `ir` is absent where the body is only quoted (count_tokens).
    */
   searchBudget?(surface: ProtocolName, body: Record<string, unknown>, ir?: IRRequest): number;
+  /** What the upstream is asked for this id; without it the upstream gets the gateway's own id. */
+  upstreamModel?(model: ModelEntry): UpstreamModel;
   /** Whether `input_file` references are translated into document blocks (alpha, spec §4.2). */
   readonly translatesFiles: boolean;
   /** The upstream account for one call (theta's account queue fills this in). */

@@ -8,6 +8,7 @@ import { applyFieldRules, compileFieldTable } from "../field_rules.ts";
 import { plainPolicy } from "../policy.ts";
 import { DELTA_FIELDS } from "./field_rules.ts";
 import { checkDeltaRequest, refuseHostedItems } from "./request_rules.ts";
+import { deltaUpstreamModel } from "./upstream_model.ts";
 
 const FIELDS = compileFieldTable(DELTA_FIELDS);
 
@@ -36,4 +37,5 @@ export const deltaPolicy = plainPolicy({
     return ruled;
   },
   request: checkDeltaRequest,
+  upstreamModel: deltaUpstreamModel,
 });

@@ -47,7 +47,7 @@ const REFUSED: [string, string, string, Body, string, string | null][] = [
     "responses",
     { input: "hi", tools: [{ type: "function", name: "a.b", parameters: schema }] },
     "delta_client_tools_invalid",
-    "tools",
+    "tools.0",
   ],
   [
     "a 65-character name",
@@ -55,7 +55,7 @@ const REFUSED: [string, string, string, Body, string, string | null][] = [
     "responses",
     { input: "hi", tools: [{ type: "function", name: "x".repeat(65), parameters: schema }] },
     "delta_client_tools_invalid",
-    "tools",
+    "tools.0",
   ],
   [
     "a duplicate name",
@@ -63,7 +63,108 @@ const REFUSED: [string, string, string, Body, string, string | null][] = [
     "chat",
     { ...chatImages([]), tools: [chatTool("f"), chatTool("f")] },
     "delta_client_tools_invalid",
-    "tools",
+    "tools.1",
+  ],
+  [
+    "Messages: a name the Messages decoder refuses by its own rule (a space)",
+    "gamma-2.5",
+    "messages",
+    { tools: [{ name: "get weather", input_schema: schema }] },
+    "delta_client_tools_invalid",
+    "tools.0",
+  ],
+  [
+    "Messages: a 100-character name (Messages allows 128)",
+    "delta-eta-4.6-low",
+    "messages",
+    { tools: [{ name: "x".repeat(100), input_schema: schema }] },
+    "delta_client_tools_invalid",
+    "tools.0",
+  ],
+  [
+    "Messages: a duplicate name",
+    "delta-eta-4.6-low",
+    "messages",
+    { tools: [{ name: "f", input_schema: schema }, { name: "f", input_schema: schema }] },
+    "delta_client_tools_invalid",
+    "tools.1",
+  ],
+  [
+    "Responses: a duplicate name",
+    "gamma-2.5-fast",
+    "responses",
+    {
+      input: "hi",
+      tools: [{ type: "function", name: "f", parameters: schema }, {
+        type: "function",
+        name: "f",
+        parameters: schema,
+      }],
+    },
+    "delta_client_tools_invalid",
+    "tools.1",
+  ],
+  [
+    "Messages: an image inside a tool result",
+    "delta-eta-4.6-high",
+    "messages",
+    {
+      messages: [
+        { role: "user", content: "скриншот?" },
+        { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "f", input: {} }] },
+        {
+          role: "user",
+          content: [{
+            type: "tool_result",
+            tool_use_id: "toolu_1",
+            content: [{ type: "text", text: "вот" }, {
+              type: "image",
+              source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" },
+            }],
+          }],
+        },
+      ],
+      tools: [{ name: "f", input_schema: schema }],
+    },
+    "delta_client_tool_result_unsupported",
+    "messages.2.content.0.content.1",
+  ],
+  [
+    "Chat: an image part in a tool message",
+    "delta-eta-4.6-high",
+    "chat",
+    {
+      ...toolTurn("x"),
+      messages: [
+        ...toolTurn("x").messages.slice(0, 2),
+        {
+          role: "tool",
+          tool_call_id: "call_1",
+          content: [{ type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } }],
+        },
+      ],
+    },
+    "delta_client_tool_result_unsupported",
+    "messages.2.content.0",
+  ],
+  [
+    "Responses: an input_image in a function_call_output",
+    "gamma-2.5",
+    "responses",
+    {
+      input: [
+        { type: "message", role: "user", content: "hi" },
+        { type: "function_call", call_id: "call_1", name: "f", arguments: "{}" },
+        {
+          type: "function_call_output",
+          call_id: "call_1",
+          output: [{ type: "input_image", image_url: "data:image/png;base64,iVBORw0KGgo=" }],
+        },
+      ],
+      tools: [{ type: "function", name: "f", parameters: schema }],
+    },
+    "delta_client_tool_result_unsupported",
+    "input.2.output.0",
   ],
   [
     "a schema over 256 KiB",

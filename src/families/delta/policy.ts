@@ -7,7 +7,12 @@
 import { applyFieldRules, compileFieldTable } from "../field_rules.ts";
 import { plainPolicy } from "../policy.ts";
 import { DELTA_FIELDS } from "./field_rules.ts";
-import { checkDeltaRequest, refuseHostedItems } from "./request_rules.ts";
+import {
+  checkDeltaRequest,
+  checkRawTools,
+  refuseHostedItems,
+  refuseUnsupportedResults,
+} from "./request_rules.ts";
 import { deltaUpstreamModel } from "./upstream_model.ts";
 
 const FIELDS = compileFieldTable(DELTA_FIELDS);
@@ -34,6 +39,8 @@ export const deltaPolicy = plainPolicy({
   rawBody(model, surface, body) {
     const ruled = applyFieldRules(FIELDS, model, surface, body);
     if (surface === "openai_responses") refuseHostedItems(ruled);
+    checkRawTools(surface, ruled);
+    refuseUnsupportedResults(surface, ruled);
     return ruled;
   },
   request: checkDeltaRequest,

@@ -1,9 +1,12 @@
 /** Operator configuration from environment variables, validated once at start-up. */
 import { z } from "zod";
+import { parseCidrList } from "../util/ip.ts";
 
 const optionalUrl = z.string().url().optional();
 const optionalString = z.string().min(1).optional();
 const ms = (def: number) => z.coerce.number().int().positive().default(def);
+const rps = z.coerce.number().min(0).max(1_000_000).default(0);
+const burst = z.coerce.number().int().min(0).max(1_000_000).optional();
 
 export const ConfigSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8787),
@@ -48,6 +51,24 @@ export const ConfigSchema = z.object({
   HTTP_HEADER_TIMEOUT_MS: ms(10_000),
   /** A connection with no request in progress is closed after this long. */
   HTTP_IDLE_TIMEOUT_MS: ms(75_000),
+  /**
+   * The gateway's own request rates, per process (README "Configuration"): sustained requests per second
+   * and burst, per key (after authentication) and per client address (before it). A rate of 0 (the
+   * default) or a burst of 0 turns the limit off; an unset burst is one second's worth of the rate (≥ 1).
+   */
+  KEY_RATE_LIMIT_RPS: rps,
+  KEY_RATE_LIMIT_BURST: burst,
+  IP_RATE_LIMIT_RPS: rps,
+  IP_RATE_LIMIT_BURST: burst,
+  /** Comma-separated CIDRs (IPv4, IPv6) of proxies whose X-Forwarded-For is believed. */
+  TRUSTED_PROXIES: z.string().default("").transform((s, ctx) => {
+    try {
+      return parseCidrList(s);
+    } catch (err) {
+      ctx.addIssue({ code: "custom", message: (err as Error).message });
+      return z.NEVER;
+    }
+  }),
   /** Balance of the demo key printed in demo mode, in USD. */
   DEMO_BALANCE_USD: z.string().regex(/^\d+(\.\d{1,12})?$/).default("1.00"),
 });

@@ -24,13 +24,15 @@
  * checks that the deadlines are active on the Deno the project pins.
  */
 
-/** Per-connection facts the handler needs (see server.ts: the missing-Host check). */
+/** Per-connection facts the handler needs (see server.ts: the missing-Host check, the address limit). */
 export interface ConnMeta {
   /**
    * The authority Deno writes into `req.url` when a request names none (no Host header,
    * origin-form target): `localhost:<port>` on loopback/wildcard addresses, `<ip>:<port>` otherwise.
    */
   fallbackHost: string;
+  /** The peer's IP address as the socket reports it (a proxy's, when one is in front; see client_address.ts). */
+  peer: string;
 }
 
 export type GatewayHandler = (req: Request, conn: ConnMeta) => Promise<Response>;
@@ -120,13 +122,13 @@ export function serveGateway(opts: ServeOptions, handler: GatewayHandler): Gatew
         "warning: this Deno has no per-connection HTTP entry point; header and idle connection deadlines are OFF",
       );
     }
-    const meta: ConnMeta = { fallbackHost: "" };
+    let fallbackHost = "";
     const server = Deno.serve(
       { hostname: opts.hostname, port: opts.port, onListen: () => {}, onError: internalError },
-      (req) => handler(req, meta),
+      (req, info) => handler(req, { fallbackHost, peer: info.remoteAddr.hostname }),
     );
     const addr = server.addr as Deno.NetAddr;
-    meta.fallbackHost = fallbackHostFor(addr);
+    fallbackHost = fallbackHostFor(addr);
     return { addr, deadlines: false, connections: 0, shutdown: () => server.shutdown() };
   }
 
@@ -137,7 +139,10 @@ export function serveGateway(opts: ServeOptions, handler: GatewayHandler): Gatew
   let closing = false;
 
   const serveConnection = (conn: Deno.Conn) => {
-    const meta: ConnMeta = { fallbackHost: fallbackHostFor(conn.localAddr as Deno.NetAddr) };
+    const meta: ConnMeta = {
+      fallbackHost: fallbackHostFor(conn.localAddr as Deno.NetAddr),
+      peer: (conn.remoteAddr as Deno.NetAddr).hostname,
+    };
     let inflight = 0;
     let finished = false;
     let timer: ReturnType<typeof setTimeout> | undefined;

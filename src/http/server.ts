@@ -5,6 +5,7 @@ import { authenticate } from "../auth/authenticate.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { KeyContext, RouteContext } from "../request/context.ts";
 import { type Envelope, errorResponse } from "../errors/render.ts";
+import { requestLimits } from "./rate_limits.ts";
 import { checkHeadSize, checkHost } from "./request_head.ts";
 import { Router } from "./router.ts";
 import { type Handler, ROUTES } from "./routes.ts";
@@ -14,6 +15,7 @@ export function createHandler(app: App): (req: Request, conn: ConnMeta) => Promi
   const routes = app.config.ADMIN_TOKEN ? ROUTES : ROUTES.filter((r) => !r.path.startsWith("/admin/"));
   const router = new Router<Handler>(routes);
   const simHeaders: Record<string, string> = app.simulated ? { [SIMULATED_HEADER]: "true" } : {};
+  const limits = requestLimits(app.config);
 
   return async (req: Request, conn: ConnMeta): Promise<Response> => {
     const requestId = app.newId("req_");
@@ -36,9 +38,13 @@ export function createHandler(app: App): (req: Request, conn: ConnMeta) => Promi
         throw new GatewayError("method_not_allowed", { headers: { allow: m.allow.join(", ") } });
       }
       const ctx: RouteContext = { req, url, requestId, params: m.params, envelope, headers };
-      // The authentication stage, per route (handlers never authenticate themselves).
+      // The authentication stage, per route (handlers never authenticate themselves), with the gateway's
+      // own request rates around it: the client's address before the key is looked at, the key after.
       if (m.route.auth === "key") {
-        (ctx as KeyContext).account = await authenticate(req.headers, app.accounts, app.now());
+        limits.admitAddress(req.headers, conn.peer, app.now());
+        const account = await authenticate(req.headers, app.accounts, app.now());
+        limits.admitKey(account.rec.id, app.now());
+        (ctx as KeyContext).account = account;
       } else if (m.route.auth === "admin") requireAdmin(app.config.ADMIN_TOKEN, req.headers);
       const res = await m.route.handler(app, ctx);
       if (app.simulated) res.headers.set(SIMULATED_HEADER, "true");

@@ -9,13 +9,14 @@ import { jsonResponse } from "../request/json.ts";
 import type { KeyContext } from "../request/context.ts";
 import { CursorSigner } from "./cursor.ts";
 import { filtersKey, parseUsageQuery, type ReportKind, type UsageQuery } from "./query.ts";
-import { TokenBuckets } from "./rate_limit.ts";
+import { usageReadLimiter } from "./rate_limit.ts";
 import { usageRequestsPage, usageSummary } from "./report.ts";
+import type { RateLimiter } from "../util/rate_limiter.ts";
 
 /** Per running gateway: its cursor secret and its read buckets. */
 interface UsageState {
   signer: CursorSigner;
-  buckets: TokenBuckets;
+  buckets: RateLimiter;
 }
 
 const STATE = new WeakMap<App, UsageState>();
@@ -23,7 +24,7 @@ const STATE = new WeakMap<App, UsageState>();
 function state(app: App): UsageState {
   let s = STATE.get(app);
   if (!s) {
-    s = { signer: new CursorSigner(), buckets: new TokenBuckets() };
+    s = { signer: new CursorSigner(), buckets: usageReadLimiter() };
     STATE.set(app, s);
   }
   return s;

@@ -162,6 +162,8 @@ export function buildPlan(ins: Inspect, d: Directives, clean: string): Plan {
   const snippet = snippetOf(clean);
   const seedText = snippet || ins.turn.text.slice(0, 64);
   let budget = ins.budget === undefined ? Infinity : Math.max(0, Math.floor(ins.budget));
+  // The provider's own limit cuts like a budget, below the request's (or when it gave none).
+  if (d.loopLimit !== undefined) budget = Math.min(budget, d.loopLimit);
   const wantReasoning = d.reasoning;
   const reasoningTokens = Math.min(wantReasoning, budget);
   budget -= reasoningTokens;

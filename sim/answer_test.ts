@@ -48,6 +48,22 @@ Deno.test("answer: budget truncates reasoning first, then text", () => {
   assert.equal(q.truncated, true);
 });
 
+Deno.test("answer: loop_limit cuts like a budget below the request's, or with none", () => {
+  const p = plan("x [[sim:reasoning=2]] [[sim:words=10]] [[sim:loop_limit=6]]");
+  assert.equal(p.reasoningTokens, 2);
+  assert.equal(p.textTokens, 4);
+  assert.equal(p.outputTokens, 6);
+  assert.equal(p.truncated, true);
+  const under = plan("x [[sim:words=10]] [[sim:loop_limit=6]]", { budget: 100 });
+  assert.equal(under.outputTokens, 6);
+  assert.equal(under.truncated, true);
+  const budgetFirst = plan("x [[sim:words=10]] [[sim:loop_limit=6]]", { budget: 4 });
+  assert.equal(budgetFirst.outputTokens, 4, "the request's own smaller budget cuts first");
+  const above = plan("x [[sim:words=10]] [[sim:loop_limit=20]]");
+  assert.equal(above.outputTokens, 10);
+  assert.equal(above.truncated, false, "a limit the answer does not reach changes nothing");
+});
+
 Deno.test("answer: tool choice rules", () => {
   const names = ["a", "b"];
   assert.equal(plan("q [[sim:tool]]").tool, null, "no tools offered");

@@ -48,6 +48,11 @@ export interface Directives {
   citeSplit: boolean;
   /** Emit the search / fetch blocks even when the request offers no such server tool. */
   forceServerTools: boolean;
+  /**
+   * The provider's own output limit for the whole run (gamma/eta's loop limit): the answer is cut at this
+   * many output tokens whatever the request's budget, reported like a budget cut.
+   */
+  loopLimit?: number;
 }
 
 /** Anthropic web search error codes (protocols §2.2). */
@@ -167,6 +172,11 @@ function apply(d: Directives, name: string, value: string | undefined): void {
     case "force_server_tools":
       d.forceServerTools = true;
       break;
+    case "loop_limit": {
+      const n = intValue(value, MAX_WORDS);
+      if (n !== undefined) d.loopLimit = n;
+      break;
+    }
     case "delay":
       d.delay = intValue(value, MAX_MS) ?? d.delay;
       break;

@@ -91,6 +91,19 @@ Deno.test("responses: max_output_tokens gives status incomplete", () =>
     assert.equal(json.status, "incomplete");
   }));
 
+Deno.test("responses: loop_limit ends incomplete at the provider's limit below the request's budget", () =>
+  withSim(async (sim) => {
+    const text = "привет [[sim:loop_limit=4]]";
+    const res = await post(sim, PATH, responsesBody(text, { stream: true, max_output_tokens: 100 }));
+    const final = checkLifecycle(await readSse(res), "response.incomplete").at(-1).response;
+    assert.deepEqual(final.incomplete_details, { reason: "max_output_tokens" });
+    assert.equal(final.usage.output_tokens, 4);
+    const json = await (await post(sim, PATH, responsesBody(text))).json();
+    assert.equal(json.status, "incomplete");
+    assert.deepEqual(json.incomplete_details, { reason: "max_output_tokens" });
+    assert.equal(json.usage.output_tokens, 4);
+  }));
+
 Deno.test("responses: function_call item, status completed; function_call_output answer", () =>
   withSim(async (sim) => {
     const res = await post(

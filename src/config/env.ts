@@ -21,6 +21,10 @@ export const ConfigSchema = z.object({
   BETA_UPSTREAM_KEY: optionalString,
   DELTA_UPSTREAM_URL: optionalUrl,
   DELTA_UPSTREAM_KEY: optionalString,
+  /** Gamma/eta: unfinished client tool loops a key may have open (spec §7.5 delta_key_pause_limit). */
+  DELTA_MAX_OPEN_LOOPS: z.coerce.number().int().positive().default(8),
+  /** Gamma/eta: an open tool loop not continued within this long is dropped, ms (10 minutes). */
+  DELTA_LOOP_TTL_MS: ms(600_000),
   /**
    * Operator's server prompt, put before the client's own system prompt on every beta model but the fable
    * ids (spec §2.1). The default asks for answers in Russian (spec §1.9).

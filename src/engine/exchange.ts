@@ -6,6 +6,7 @@ import type { FamilyPolicy } from "../families/policy.ts";
 import type { EncodeContext, Protocol } from "../protocols/codec.ts";
 import type { RouteContext } from "../request/context.ts";
 import type { UpstreamTarget } from "../upstream/targets.ts";
+import type { AnswerTrace } from "./answer_trace.ts";
 
 export interface Exchange {
   app: App;
@@ -25,4 +26,6 @@ export interface Exchange {
   /** Headers of the answer (request ids, the hold, the simulated mark). */
   headers: Record<string, string>;
   abort: AbortController;
+  /** Collects how the answer ends, for the family's request session (only when it has one). */
+  answer?: AnswerTrace;
 }

@@ -71,7 +71,10 @@ export async function forward(x: Exchange): Promise<Response> {
     heartbeatMs: x.app.config.STREAM_HEARTBEAT_MS,
     idleTimeoutMs: x.app.config.STREAM_IDLE_TIMEOUT_MS,
     upstreamError: () => new GatewayError(codes.inStream),
-    inspect: (ev) => x.policy.inspect(ev),
+    inspect: (ev) => {
+      x.answer?.event(ev); // how the answer ends, for the family's request session
+      return x.policy.inspect(ev);
+    },
     ...(x.policy.beforeContent ? { beforeContent: (ev: IREvent) => x.policy.beforeContent!(ev) } : {}),
     abortUpstream: () => x.abort.abort(),
     onDone: (o) => settleStream(x.reservation, o, x.inputTokens),

@@ -18,6 +18,7 @@ import type { Protocol, ProtocolName } from "../protocols/codec.ts";
 import { PROTOCOLS } from "../protocols/registry.ts";
 import { formatUsd } from "../money/usd.ts";
 import { jsonDepthExceeds, MAX_BODY_DEPTH } from "../util/json_depth.ts";
+import { AnswerTrace } from "./answer_trace.ts";
 import { forward } from "./forward.ts";
 
 export interface SurfaceRoute {
@@ -97,6 +98,18 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
       call.fields,
     );
 
+  // The family's check with the store (gamma/eta's tool loops): the last local refusal, before the hold.
+  const session = policy.admitRequest
+    ? await policy.admitRequest({
+      store: app.store,
+      config: app.config,
+      keyId: account.rec.id,
+      requestId: ctx.requestId,
+      ir,
+      now: app.now,
+    })
+    : undefined;
+
   const reservation = await reserve(app.accounts.ledger, app.tariff, {
     account,
     capCodes: policy.codes.caps,
@@ -108,6 +121,7 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
     stream: ir.stream,
     maxSearches: policy.searchBudget?.(route.surface, body, ir) ?? 0,
   }, app.now);
+  const answer = session && new AnswerTrace(reservation, session);
 
   const headers: Record<string, string> = {
     ...ctx.headers,
@@ -143,6 +157,7 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
       inputTokens,
       headers,
       abort,
+      ...(answer ? { answer } : {}),
     });
   } finally {
     ctx.req.signal.removeEventListener("abort", clientGone);

@@ -23,6 +23,7 @@ export async function jsonAnswer(
     // The family's check of the whole answer (a structured refusal): an ordinary HTTP error, free.
     const refused = a.policy.answered?.(ir);
     if (refused) throw refused; // settled as failed below
+    a.answer?.response(ir);
     const usage = ir.usage;
     a.reservation.settle(
       usage ? { usage, usageSource: "upstream", status: "ok" } : {

@@ -1,9 +1,10 @@
 /**
  * Everything that differs between families, behind one interface (README "Where things live"). The engine calls a policy
  * in one fixed order and names no family:
- *   admitKey → answerHeaders → rawBody → (file translation if `translatesFiles`) → request → dispatch →
- *   upstream call (errors through `codes`) → beforeContent (before the 200) or answered (JSON) → inspect on
- *   every streamed event → settled.
+ *   admitKey → answerHeaders → rawBody → (file translation if `translatesFiles`) → request → admitRequest
+ *   (async, with the store, before the hold) → dispatch → upstream call (errors through `codes`) →
+ *   beforeContent (before the 200) or answered (JSON) → inspect on every streamed event → settled (and the
+ *   request session's `settled`).
  * The lease from `dispatch` is held until the request settles, however it ends.
  */
 import type { Account } from "../accounts/accounts.ts";
@@ -12,10 +13,11 @@ import type { ModelEntry } from "../catalog/models.ts";
 import type { Config } from "../config/env.ts";
 import type { ErrorCode } from "../errors/codes.ts";
 import type { GatewayError } from "../errors/gateway_error.ts";
-import type { IREvent } from "../ir/events.ts";
+import type { IREvent, IRStopReason } from "../ir/events.ts";
 import type { IRRequest } from "../ir/request.ts";
 import type { IRResponse } from "../ir/response.ts";
 import type { ProtocolName } from "../protocols/codec.ts";
+import type { Store } from "../store/store.ts";
 import type { UsageRow } from "../store/types.ts";
 import type { UpstreamTarget } from "../upstream/targets.ts";
 
@@ -60,6 +62,33 @@ export interface FamilyUpstream {
   simulatorAccounts: number;
 }
 
+/** What `admitRequest` sees: the decoded request, its key and the state shared across requests. */
+export interface RequestAdmission {
+  store: Store;
+  config: Config;
+  /** The key's (account's) id. */
+  keyId: string;
+  requestId: string;
+  ir: IRRequest;
+  now(): number;
+}
+
+/** How a settled request's answer ended; collected by the engine only for a request with a session. */
+export interface AnswerSummary {
+  /** The usage row's status: "ok" is a complete answer; "error" and "cancelled" are not. */
+  status: UsageRow["status"];
+  /** The answer's stop reason; undefined when it never finished. */
+  stopReason: IRStopReason | undefined;
+  /** The ids of the client tool calls the answer made, in order. */
+  toolCallIds: string[];
+}
+
+/** A family's state for one admitted request, from `admitRequest` until it settles. */
+export interface RequestSession {
+  /** Called once, after the request settled however it ended (never for one refused before the hold). */
+  settled(answer: AnswerSummary): void;
+}
+
 export interface FamilyPolicy {
   readonly upstream: FamilyUpstream;
   readonly codes: FamilyCodes;
@@ -74,6 +103,12 @@ export interface FamilyPolicy {
    * and may drop what the family ignores so no translation sends it upstream.
    */
   request(model: ModelEntry, ir: IRRequest): void;
+  /**
+   * An async check with the store after every other local rule and before the hold (gamma/eta's tool loops):
+   * throws to refuse, with nothing held or sent. A returned session hears how the answer ended. A family
+   * without it takes no store round trip.
+   */
+  admitRequest?(a: RequestAdmission): Promise<RequestSession | undefined>;
   /**
    * Operator text put before the client's own system prompt (beta's server prompt, spec §2.1), or undefined.
    * The engine adds it on the translated request, or on a native body the surface's codec can prefix.

@@ -29,4 +29,7 @@ export const kvKeys = {
   fileChunkPrefix: (fileId: string) => ["file_chunk", fileId] as const,
   /** Per-key quota record: the live files' ids, sizes and expiry, taken and released atomically. */
   fileQuota: (keyId: string) => ["file_quota", keyId] as const,
+  /** An unfinished gamma/eta tool loop, per key (counting a key's loops is one prefix scan). */
+  toolLoop: (keyId: string, loopId: string) => ["tool_loop", keyId, loopId] as const,
+  toolLoopPrefix: (keyId: string) => ["tool_loop", keyId] as const,
 };

@@ -1,5 +1,14 @@
 import type { TariffRow } from "../catalog/tariff_seed.ts";
-import type { FileQuota, FileSection, PutFileResult, Store, StoredFile, UsagePage } from "./store.ts";
+import type {
+  FileQuota,
+  FileSection,
+  PutFileResult,
+  Store,
+  StoredFile,
+  ToolLoop,
+  ToolLoopChange,
+  UsagePage,
+} from "./store.ts";
 import type { CommitBatch, KeyMeta, KeyRecord, UsageRow } from "./types.ts";
 import { addMoney, compose, foldMoney, isLegacy, legacyMoney, metaOf, moneyMutations } from "./kv_money.ts";
 import { kvKeys } from "./kv_keys.ts";
@@ -261,10 +270,33 @@ export class KvStore implements Store {
     await op.commit();
   }
 
+  async listToolLoops(keyId: string, now: number): Promise<ToolLoop[]> {
+    const out: ToolLoop[] = [];
+    // expireIn is a lower bound, not a deadline: a loop past its expiresAt may still be listed by KV.
+    for await (const e of this.kv.list<ToolLoop>({ prefix: kvKeys.toolLoopPrefix(keyId) })) {
+      if (e.value.expiresAt > now) out.push(e.value);
+    }
+    return out.sort((a, b) => a.expiresAt - b.expiresAt || a.id.localeCompare(b.id));
+  }
+
+  async updateToolLoops(keyId: string, change: ToolLoopChange): Promise<void> {
+    const op = this.kv.atomic();
+    const loop = change.open;
+    for (const id of change.close) if (id !== loop?.id) op.delete(kvKeys.toolLoop(keyId, id));
+    // The store's own expiry: the loop's lifetime from its last answer (its record keeps the exact time).
+    if (loop) op.set(kvKeys.toolLoop(keyId, loop.id), loop, { expireIn: lifetime(loop) });
+    if (!(await op.commit()).ok) throw new Error("kv tool loop write failed");
+  }
+
   close(): void {
     this.kv.close();
     this.onClose();
   }
+}
+
+/** A tool loop's lifetime from its last answer, for KV `expireIn` (at least 1). */
+function lifetime(loop: ToolLoop): number {
+  return Math.max(1, loop.expiresAt - loop.updatedAt);
 }
 
 /** Milliseconds until the file's expiry, for KV `expireIn` (at least 1). */

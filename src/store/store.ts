@@ -45,6 +45,28 @@ export interface FileQuota {
 
 export type PutFileResult = "ok" | "quota_exceeded";
 
+/**
+ * An unfinished client tool loop of families gamma and eta (spec §7.5): the last answer of a conversation ended
+ * waiting for the client's results of these tool calls. Times are Unix milliseconds.
+ */
+export interface ToolLoop {
+  keyId: string;
+  /** Stable for the loop's life: the id of the request whose answer opened it. */
+  id: string;
+  /** The tool calls of the loop's last answer, whose results continue it. */
+  callIds: string[];
+  /** When the loop's last answer ended. */
+  updatedAt: number;
+  /** When the loop is gone unless continued (the store removes it then). */
+  expiresAt: number;
+}
+
+/** One atomic change of a key's tool loops: the `close` ids deleted, `open` written (a new or renewed loop). */
+export interface ToolLoopChange {
+  close: string[];
+  open?: ToolLoop;
+}
+
 export interface Store {
   /** Every key record with its money (loaded once at start-up into the account table). */
   listKeys(): Promise<KeyRecord[]>;
@@ -86,5 +108,9 @@ export interface Store {
   getFileSections(file: StoredFile): Promise<FileSection[]>;
   /** Deletes a key's file and returns its quota; false when there was none. */
   deleteFile(keyId: string, id: string): Promise<boolean>;
+  /** A key's tool loops not expired at `now`, the first to expire first. */
+  listToolLoops(keyId: string, now: number): Promise<ToolLoop[]>;
+  /** Applies one change to a key's tool loops in one atomic write; a written loop is removed at its `expiresAt`. */
+  updateToolLoops(keyId: string, change: ToolLoopChange): Promise<void>;
   close(): void;
 }

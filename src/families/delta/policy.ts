@@ -2,7 +2,7 @@
  * Families gamma and eta (spec §4.6, §7.5) share one policy: the closed parameter list (`field_rules.ts`) and
  * the delta_ codes, including their own cap codes and a provider 500 as `delta_upstream_error`. The list drops
  * `thinking` and refuses every effort field, so no translation sends `reasoning.effort` upstream: eta's effort
- * is part of the model id (spec §2.1).
+ * is part of the model id (spec §2.1). Client tool loops per key are counted in `tool_loops.ts`.
  */
 import { applyFieldRules, compileFieldTable } from "../field_rules.ts";
 import { plainPolicy } from "../policy.ts";
@@ -13,6 +13,7 @@ import {
   refuseHostedItems,
   refuseUnsupportedResults,
 } from "./request_rules.ts";
+import { admitToolLoops } from "./tool_loops.ts";
 import { deltaUpstreamModel } from "./upstream_model.ts";
 
 const FIELDS = compileFieldTable(DELTA_FIELDS);
@@ -44,5 +45,8 @@ export const deltaPolicy = plainPolicy({
     return ruled;
   },
   request: checkDeltaRequest,
+  // Client tool loops per key (spec §7.5 delta_key_pause_limit): one store read here, one write after the answer.
+  admitRequest: (a) =>
+    admitToolLoops(a, { maxOpen: a.config.DELTA_MAX_OPEN_LOOPS, ttlMs: a.config.DELTA_LOOP_TTL_MS }),
   upstreamModel: deltaUpstreamModel,
 });

@@ -1,0 +1,115 @@
+/**
+ * Gamma/eta client tool loops per key (spec §7.5 `delta_key_pause_limit`; README "Families gamma and eta").
+ *
+ * - An answer that completes with stop reason `tool_calls` (waiting for the client's tool results) opens a
+ *   loop for the key, holding that answer's tool call ids; it expires `ttlMs` after that answer ended.
+ * - A request carrying a tool result (any `tool_result` part of its messages) for a call id of an open loop
+ *   continues that loop. When its answer completes: ending in `tool_calls` again, the loop stays open under
+ *   the same id with the new call ids and a fresh expiry (continued, not a new loop); ending otherwise, the
+ *   loop is closed. A request continuing several loops merges them into the first one.
+ * - A failed or cancelled answer changes nothing: a new request opens nothing, a continuation leaves its loop
+ *   open (the client may retry it with the same results) until its expiry.
+ * - At `maxOpen` open loops, a request that continues none and offers tools (one that could open a loop) is
+ *   refused before anything is held or sent, with `Retry-After` = seconds until enough loops expire to free a
+ *   slot. A request continuing an open loop is always admitted; one with neither tools nor tool results can
+ *   neither open nor continue a loop and is admitted without touching the store.
+ *
+ * Cost: one store read (the key's loops) before the hold and, when a loop opens, continues or closes, one
+ * atomic write after the answer. The limit is checked at admission, so requests admitted concurrently below it
+ * can together overshoot it by their number; later new requests are then refused until the count is back under.
+ */
+import { GatewayError } from "../../errors/gateway_error.ts";
+import type { IRRequest } from "../../ir/request.ts";
+import type { Store, ToolLoop, ToolLoopChange } from "../../store/store.ts";
+import type { AnswerSummary, RequestAdmission, RequestSession } from "../policy.ts";
+
+export interface LoopSettings {
+  maxOpen: number;
+  ttlMs: number;
+}
+
+/** Admission of one gamma/eta request to the key's tool loops; the session records how its answer ended. */
+export async function admitToolLoops(
+  a: RequestAdmission,
+  settings: LoopSettings,
+): Promise<RequestSession | undefined> {
+  const results = toolResultIds(a.ir);
+  const offersTools = a.ir.tools.length > 0;
+  if (results.size === 0 && !offersTools) return undefined;
+  await writesSettled(a.store, a.keyId);
+  const now = a.now();
+  const loops = await a.store.listToolLoops(a.keyId, now);
+  const continued = loops.filter((l) => l.callIds.some((id) => results.has(id))).map((l) => l.id);
+  if (continued.length === 0) {
+    if (!offersTools) return undefined;
+    if (loops.length >= settings.maxOpen) {
+      // Loops are listed by expiry: once the first (n − max + 1) have expired the key is below the limit.
+      const freed = loops[loops.length - settings.maxOpen]!.expiresAt;
+      throw new GatewayError("delta_key_pause_limit", {
+        retryAfter: Math.max(1, Math.ceil((freed - now) / 1000)),
+        detail: `Открытых циклов: ${loops.length} из ${settings.maxOpen}.`,
+      });
+    }
+  }
+  return {
+    settled(answer: AnswerSummary) {
+      const change = loopChange(a.keyId, a.requestId, continued, answer, a.now(), settings.ttlMs);
+      if (change) track(a.store, a.keyId, a.store.updateToolLoops(a.keyId, change));
+    },
+  };
+}
+
+/**
+ * What an answer does to the key's loops (the rule at the top): undefined when nothing changes. `continued`
+ * are the ids of the open loops the request continued; `requestId` names a loop the answer opens.
+ */
+export function loopChange(
+  keyId: string,
+  requestId: string,
+  continued: string[],
+  answer: AnswerSummary,
+  now: number,
+  ttlMs: number,
+): ToolLoopChange | undefined {
+  if (answer.status !== "ok") return undefined;
+  if (answer.stopReason === "tool_calls" && answer.toolCallIds.length > 0) {
+    const open: ToolLoop = {
+      keyId,
+      id: continued[0] ?? requestId,
+      callIds: [...new Set(answer.toolCallIds)],
+      updatedAt: now,
+      expiresAt: now + ttlMs,
+    };
+    return { close: continued.slice(1), open };
+  }
+  return continued.length > 0 ? { close: continued } : undefined;
+}
+
+/** The call ids the request's tool results answer. */
+function toolResultIds(ir: IRRequest): Set<string> {
+  const ids = new Set<string>();
+  for (const m of ir.messages) {
+    for (const p of m.parts) if (p.type === "tool_result") ids.add(p.callId);
+  }
+  return ids;
+}
+
+/**
+ * Loop writes of this process still in flight, per store and key: an admission waits for its key's, so a
+ * client's next request sees what its previous answer did even when it arrives before that write landed.
+ */
+const inFlight = new WeakMap<Store, Map<string, Promise<void>>>();
+
+function track(store: Store, keyId: string, write: Promise<void>): void {
+  let byKey = inFlight.get(store);
+  if (!byKey) inFlight.set(store, byKey = new Map());
+  const logged = write.catch((err) => console.error(`tool loop write for key ${keyId} failed: ${err}`));
+  const all = Promise.all([byKey.get(keyId), logged]).then(() => {
+    if (byKey.get(keyId) === all) byKey.delete(keyId);
+  });
+  byKey.set(keyId, all);
+}
+
+async function writesSettled(store: Store, keyId: string): Promise<void> {
+  await inFlight.get(store)?.get(keyId);
+}

@@ -26,6 +26,9 @@ const IN_STREAM_CODE: Record<string, string> = {
   eta: "delta_upstream_error",
   theta: "stream_service_error",
 };
+/** An upstream stream that breaks off (cut, malformed frame): gamma/eta's run did not complete (spec §6 rule 4). */
+const BROKEN_CODE = (family: string) =>
+  family === "gamma" || family === "eta" ? "delta_upstream_error" : "stream_service_error";
 
 /** Asserts the surface's one-error-frame ending and returns the error object. */
 function assertErrorEnding(surface: Surface, frames: SseFrame[], where: string) {
@@ -73,8 +76,8 @@ Deno.test("stream faults end with exactly one error frame on every surface and f
     const k = await t.newKey("50.00");
     const faults: [string, (family: string) => string][] = [
       ["error_mid", (f) => IN_STREAM_CODE[f]!],
-      ["cut_mid", () => "stream_service_error"],
-      ["truncated_frame", () => "stream_service_error"],
+      ["cut_mid", BROKEN_CODE],
+      ["truncated_frame", BROKEN_CODE],
       ["stall", () => "stream_timeout"],
     ];
     for (const [family, model] of Object.entries(MODELS)) {

@@ -47,6 +47,12 @@ export const ConfigSchema = z.object({
   STREAM_IDLE_TIMEOUT_MS: ms(120_000),
   /** Time allowed for the upstream to answer with headers. */
   UPSTREAM_HEADERS_TIMEOUT_MS: ms(120_000),
+  /**
+   * Gamma/eta: one run (the upstream call, from the request going out to its last byte) not finished within
+   * this long is cancelled upstream and ends with `delta_run_timeout`, billed for the work done (spec §7.5,
+   * §8.4: 600 s). It replaces the headers timeout on their non-streaming requests, whose head comes with the answer.
+   */
+  DELTA_RUN_TIMEOUT_MS: ms(600_000),
   /** Lifetime of an uploaded file (spec §8.2: 24 hours); configurable for tests. */
   FILES_TTL_MS: ms(86_400_000),
   /** One document extraction (PDF, DOCX, XLSX, PPTX) is killed after this long: 422 file_limit_exceeded. */

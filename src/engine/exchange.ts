@@ -20,6 +20,8 @@ export interface Exchange {
   target: UpstreamTarget;
   /** The upstream body: an object to serialise, or the client's bytes when the native body is unchanged. */
   upstreamBody: Record<string, unknown> | Uint8Array;
+  /** The model name that body carries (the family's `upstreamModel`, else the gateway's id). */
+  upstreamModel: string;
   encodeCtx: EncodeContext;
   reservation: Reservation;
   inputTokens: number;

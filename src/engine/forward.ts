@@ -3,14 +3,15 @@
  * ordinary HTTP error, then answer as JSON or as a stream. Every path settles the hold exactly once.
  */
 import { GatewayError } from "../errors/gateway_error.ts";
-import type { UpstreamLease } from "../families/policy.ts";
+import type { UpstreamCallFacts, UpstreamLease } from "../families/policy.ts";
 import type { Exchange } from "./exchange.ts";
 import type { IREvent } from "../ir/events.ts";
 import { upstreamStatusError } from "../families/upstream_errors.ts";
 import { sseFrameBatches } from "../protocols/sse_parse.ts";
 import { callUpstream } from "../upstream/client.ts";
 import { jsonAnswer } from "./json_answer.ts";
-import { settleFailed, settleStream, streamSettlement } from "./settle.ts";
+import { RunDeadline } from "./run_deadline.ts";
+import { settleFailed, settleRunCut, settleStream, streamSettlement } from "./settle.ts";
 import { StreamPipeline } from "./stream_pipeline.ts";
 
 export async function forward(x: Exchange): Promise<Response> {
@@ -24,6 +25,12 @@ export async function forward(x: Exchange): Promise<Response> {
     throw err;
   }
   x.reservation.whenSettled(() => lease.release());
+  const stream = x.encodeCtx.request.stream;
+  // The family's bound on the whole run, from the request going out (gamma/eta: spec §8.4). A JSON answer's
+  // head comes with the answer, so there it replaces the headers timeout; a stream's head comes at once.
+  const limit = x.policy.runLimit?.(x.app.config);
+  const run = limit && new RunDeadline(limit, x.abort);
+  if (run) x.reservation.whenSettled(() => run.stop());
   let res: Response;
   try {
     res = await callUpstream({
@@ -32,10 +39,11 @@ export async function forward(x: Exchange): Promise<Response> {
       key: lease.key,
       body: x.upstreamBody,
       abort: x.abort,
-      headersTimeoutMs: x.app.config.UPSTREAM_HEADERS_TIMEOUT_MS,
+      ...(run && !stream ? {} : { headersTimeoutMs: x.app.config.UPSTREAM_HEADERS_TIMEOUT_MS }),
       ...(x.native ? { extraHeaders: pick(x.ctx.req.headers, x.upstream.nativeHeaders) } : {}),
     });
   } catch {
+    if (run?.expired) throw runCut(x, run);
     settleFailed(x.reservation, x.ctx.req.signal.aborted);
     // spec §7.2: "not finished in time" is 504; the headers timeout aborts with a TimeoutError reason.
     const timedOut = (x.abort.signal.reason as { name?: string } | undefined)?.name === "TimeoutError";
@@ -51,7 +59,16 @@ export async function forward(x: Exchange): Promise<Response> {
       res.headers.get("retry-after"),
     );
   }
-  if (!x.encodeCtx.request.stream || !res.body) return await jsonAnswer(res, x);
+  if (run?.expired) {
+    // The deadline passed just as the head arrived: the body is already aborted.
+    await res.body?.cancel().catch(() => {});
+    throw runCut(x, run);
+  }
+  const call: UpstreamCallFacts = {
+    upstreamModel: x.upstreamModel,
+    maxOutputTokens: x.encodeCtx.request.maxOutputTokens,
+  };
+  if (!stream || !res.body) return await jsonAnswer(res, x, call, run);
   // Checked before the 200 goes out: an upstream that does not stream (an HTML 200, a JSON body) is an
   // invalid response like on the JSON path — 502 and nothing charged.
   if (!isEventStream(res.headers.get("content-type"))) {
@@ -60,6 +77,8 @@ export async function forward(x: Exchange): Promise<Response> {
     throw new GatewayError(codes.invalidResponse);
   }
 
+  // From here the pipeline watches the deadline itself, so it can end the stream with the error frame.
+  const deadline = run?.handOver();
   const pipeline = new StreamPipeline({
     batches: sseFrameBatches(res.body),
     mode: x.native ? { kind: "relay", relay: x.surface.createRelay(x.encodeCtx) } : {
@@ -73,9 +92,11 @@ export async function forward(x: Exchange): Promise<Response> {
     upstreamError: () => new GatewayError(codes.inStream),
     inspect: (ev) => {
       x.answer?.event(ev); // how the answer ends, for the family's request session
-      return x.policy.inspect(ev);
+      return x.policy.inspect(ev, call);
     },
-    ...(x.policy.beforeContent ? { beforeContent: (ev: IREvent) => x.policy.beforeContent!(ev) } : {}),
+    ...(x.policy.beforeContent ? { beforeContent: (ev: IREvent) => x.policy.beforeContent!(ev, call) } : {}),
+    ...(codes.streamBroken ? { brokenError: () => new GatewayError(codes.streamBroken!) } : {}),
+    ...(deadline ? { deadline } : {}),
     abortUpstream: () => x.abort.abort(),
     onDone: (o) => settleStream(x.reservation, o, x.inputTokens),
     onOpen: (cutNow) =>
@@ -93,6 +114,12 @@ export async function forward(x: Exchange): Promise<Response> {
       "x-accel-buffering": "no",
     },
   });
+}
+
+/** The run deadline cut the exchange before an answer arrived: paid for (the input estimate), its error. */
+function runCut(x: Exchange, run: RunDeadline): GatewayError {
+  settleRunCut(x.reservation, x.inputTokens);
+  return run.error();
 }
 
 function isEventStream(contentType: string | null): boolean {

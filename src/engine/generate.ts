@@ -145,6 +145,7 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
       native,
       target,
       upstreamBody,
+      upstreamModel: call.model,
       encodeCtx: {
         requestId: ctx.requestId,
         model: model.id,

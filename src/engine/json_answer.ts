@@ -1,13 +1,17 @@
 /** A non-streaming upstream answer: usage for settlement, then the client's JSON (or the upstream's bytes). */
 import { GatewayError } from "../errors/gateway_error.ts";
+import type { UpstreamCallFacts } from "../families/policy.ts";
 import { jsonResponse } from "../request/json.ts";
 import { UpstreamProtocolError } from "../protocols/codec.ts";
 import type { Exchange } from "./exchange.ts";
-import { estimatedUsage, settleFailed } from "./settle.ts";
+import type { RunDeadline } from "./run_deadline.ts";
+import { estimatedUsage, settleFailed, settleRunCut } from "./settle.ts";
 
 export async function jsonAnswer(
   res: Response,
   a: Exchange,
+  call: UpstreamCallFacts,
+  run?: RunDeadline,
 ): Promise<Response> {
   let text: string;
   let json: unknown;
@@ -15,27 +19,36 @@ export async function jsonAnswer(
     text = await res.text();
     json = JSON.parse(text);
   } catch {
+    // The family's run deadline aborted the body: the run is paid for (input estimate), its own error.
+    if (run?.expired) {
+      settleRunCut(a.reservation, a.inputTokens);
+      throw run.error();
+    }
     settleFailed(a.reservation, false);
     throw new GatewayError(a.policy.codes.invalidResponse);
   }
   try {
     const ir = a.upstream.decodeResponse(json);
     // The family's check of the whole answer (a structured refusal): an ordinary HTTP error, free.
-    const refused = a.policy.answered?.(ir);
+    const refused = a.policy.answered?.(ir, call);
     if (refused) throw refused; // settled as failed below
+    // An answer the provider cut for its own reason (gamma/eta's output limit): billed, then its error.
+    const failed = a.policy.answerFailed?.(ir, call);
     a.answer?.response(ir);
     const usage = ir.usage;
+    const status = failed ? "error" : "ok";
     a.reservation.settle(
-      usage ? { usage, usageSource: "upstream", status: "ok" } : {
+      usage ? { usage, usageSource: "upstream", status } : {
         usage: estimatedUsage(
           a.inputTokens,
           ir.content.reduce((n, b) => n + textLength(b), 0),
           a.reservation.input.outputBudget,
         ),
         usageSource: "estimated",
-        status: "ok",
+        status,
       },
     );
+    if (failed) throw failed; // already settled: the failed settlement below is a no-op
     if (a.native && (json as Record<string, unknown>).model === a.encodeCtx.model) {
       // Nothing to change: the upstream's bytes go to the client as they came.
       return new Response(text, { headers: { "content-type": "application/json", ...a.headers } });

@@ -16,6 +16,18 @@ export function settleFailed(reservation: Reservation, cancelled: boolean): void
   });
 }
 
+/**
+ * A run the family's deadline cut before any answer arrived (a JSON answer, or no response head yet): the
+ * provider ran it, so it is paid for — the input estimate, no output (none was delivered), status error.
+ */
+export function settleRunCut(reservation: Reservation, inputTokens: number): void {
+  reservation.settle({
+    usage: estimatedUsage(inputTokens, 0, reservation.input.outputBudget),
+    usageSource: "estimated",
+    status: "error",
+  });
+}
+
 /** Usage estimated from delivered text, the output never above the request's output budget. */
 export function estimatedUsage(inputTokens: number, deliveredChars: number, outputBudget: number): IRUsage {
   const outputTokens = Math.min(estimateOutputTokens(deliveredChars), outputBudget);
@@ -24,14 +36,15 @@ export function estimatedUsage(inputTokens: number, deliveredChars: number, outp
 
 /**
  * spec §8.1 p.4: upstream usage when reported (zero stays zero); else an estimate of what was delivered,
- * within the output budget. A stream that never decoded one upstream event had no answer: undefined, free.
+ * within the output budget. A stream that never decoded one upstream event had no answer: undefined, free —
+ * unless the run deadline cut it (`expired`): a run is paid for, at least its input estimate.
  */
 export function streamSettlement(
   reservation: Reservation,
   o: StreamOutcome,
   inputTokens: number,
 ): SettleInput | undefined {
-  if (o.events === 0 || o.refused) return undefined; // no answer, or refused before the 200: free
+  if ((o.events === 0 && !o.expired) || o.refused) return undefined; // no answer, or refused before the 200
   const status = o.cancelled ? "cancelled" : o.error ? "error" : "ok";
   const budget = reservation.input.outputBudget;
   if (!o.usage) {

@@ -4,7 +4,8 @@
  * everything one upstream read carried leaves in one client write.
  * Guarantees spec §6: the stream ends with the surface's terminal frames or with exactly one error
  * frame — never a silent close. Heartbeat comments keep quiet streams alive; an upstream silent
- * past the idle limit ends with `stream_timeout`. Timing runs on the shared ticker, not a timer per read.
+ * past the idle limit ends with `stream_timeout`; a run past the family's deadline ends with its error.
+ * Timing runs on the shared ticker, not a timer per read.
  */
 import { GatewayError } from "../errors/gateway_error.ts";
 import { errorObject } from "../errors/error_object.ts";
@@ -13,6 +14,7 @@ import { emptyUsage, type IRUsage, mergeUsage } from "../ir/usage.ts";
 import type { Relay, SseFrame, StreamDecoder, StreamEncoder } from "../protocols/codec.ts";
 import { SSE_HEARTBEAT } from "../protocols/sse.ts";
 import { onTick } from "../util/ticker.ts";
+import type { PipelineDeadline } from "./run_deadline.ts";
 
 export type StreamMode =
   | { kind: "relay"; relay: Relay }
@@ -30,6 +32,8 @@ export interface StreamOutcome {
   cancelled: boolean;
   /** The family refused the answer before the 200 went out: an ordinary HTTP error, nothing streamed. */
   refused?: true;
+  /** The run deadline ended it (`error` is the deadline's): the run is billed even if nothing was decoded. */
+  expired?: true;
 }
 
 export interface StreamOptions {
@@ -45,9 +49,20 @@ export interface StreamOptions {
   inspect(ev: IREvent): GatewayError | undefined;
   /**
    * The family's check of the upstream's events up to the first content, before the 200 goes out (see
-   * `start`): an error becomes an ordinary HTTP error. Without it the 200 goes out at once.
+   * `start`): an error becomes an ordinary HTTP error; `"pass"` ends the check at this event. Without it the
+   * 200 goes out at once.
    */
-  beforeContent?(ev: IREvent): GatewayError | undefined;
+  beforeContent?(ev: IREvent): GatewayError | "pass" | undefined;
+  /**
+   * The upstream broke off (read failure, malformed frame, body ended before the finish): the family's error
+   * for it. Default `stream_service_error`.
+   */
+  brokenError?(): GatewayError;
+  /**
+   * The run's deadline (the family's run limit): past it, unless the answer already finished, the upstream is
+   * aborted and the stream ends with `error()` — also before the first event (the 200 then carries only it).
+   */
+  deadline?: PipelineDeadline;
   /** Abort the upstream request (client gone, timeout, failure). */
   abortUpstream(): void;
   /** Called exactly once when the stream is over, however it ended. */
@@ -103,7 +118,11 @@ export class StreamPipeline {
     this.#opts = opts;
     this.#reader = opts.batches.getReader();
     opts.onOpen?.(() => this.#outcome({ cancelled: true }));
-    this.#stopTicking = onTick(Math.min(opts.heartbeatMs, opts.idleTimeoutMs) / 4, (now) => this.#tick(now));
+    const untilDeadline = opts.deadline ? opts.deadline.at - Date.now() : Infinity;
+    this.#stopTicking = onTick(
+      Math.min(opts.heartbeatMs, opts.idleTimeoutMs, untilDeadline) / 4,
+      (now) => this.#tick(now),
+    );
     this.readable = new ReadableStream<Uint8Array>({
       start: (c) => {
         this.#controller = c;
@@ -173,7 +192,11 @@ export class StreamPipeline {
   #asStreamError(err: unknown): GatewayError {
     if (err instanceof GatewayError) return err;
     console.error(`stream ${this.#opts.requestId} failed: ${err}`);
-    return new GatewayError("stream_service_error");
+    return this.#broken();
+  }
+
+  #broken(): GatewayError {
+    return this.#opts.brokenError?.() ?? new GatewayError("stream_service_error");
   }
 
   /** One upstream read; idle time is counted only while it is outstanding. */
@@ -234,16 +257,19 @@ export class StreamPipeline {
       if (error) return { text: "", error };
       if (mode.kind === "translate") text += mode.encoder.push(ev);
     }
-    return this.#finished ? { text } : { text, error: new GatewayError("stream_service_error") };
+    return this.#finished ? { text } : { text, error: this.#broken() };
   }
 
   /** Follows one event (usage, delivered characters, finish); returns an error that must end the stream. */
   #observe(ev: IREvent): GatewayError | undefined {
     this.#events++;
     if (!this.#content) {
-      this.#content = ev.type !== "start" && ev.type !== "usage";
-      this.#refusal = this.#opts.beforeContent?.(ev);
-      if (this.#refusal) return this.#refusal;
+      const verdict = this.#opts.beforeContent?.(ev);
+      this.#content = verdict === "pass" || (ev.type !== "start" && ev.type !== "usage");
+      if (verdict instanceof GatewayError) {
+        this.#refusal = verdict;
+        return verdict;
+      }
     }
     switch (ev.type) {
       case "usage":
@@ -265,9 +291,20 @@ export class StreamPipeline {
     return this.#opts.inspect(ev);
   }
 
-  /** The shared ticker: the idle limit while an upstream read is outstanding, else a heartbeat when quiet. */
+  /**
+   * The shared ticker: the run deadline (unless the answer finished), the idle limit while an upstream read
+   * is outstanding, else a heartbeat when quiet.
+   */
   #tick(now: number): void {
     if (this.#over) return;
+    const deadline = this.#opts.deadline;
+    // Not once the answer finished, nor over an ending `start` already read (its own error goes out).
+    if (deadline && now >= deadline.at && !this.#finished && !this.#primed?.error) {
+      // What `start` read and the client has not pulled yet still goes out before the error frame.
+      const primed = this.#primed?.text ?? "";
+      this.#primed = undefined;
+      return this.#fail(primed, deadline.error(), true);
+    }
     // Idle counts only while we wait on the upstream: a client that stops reading is backpressure, not silence.
     if (this.#readingSince !== undefined && now - this.#readingSince >= this.#opts.idleTimeoutMs) {
       this.#fail("", new GatewayError("stream_timeout"));
@@ -292,14 +329,14 @@ export class StreamPipeline {
   }
 
   /** Failure after the 200: `prefix` (text produced before it), exactly one error frame, close. */
-  #fail(prefix: string, err: GatewayError): void {
+  #fail(prefix: string, err: GatewayError, expired = false): void {
     if (this.#over) return;
     const mode = this.#opts.mode;
     const obj = errorObject(err, this.#opts.requestId);
     this.#send(prefix + (mode.kind === "relay" ? mode.relay.error(obj) : mode.encoder.error(obj)));
     this.#controller.close();
     this.#opts.abortUpstream();
-    this.#done({ error: err, cancelled: false });
+    this.#done(expired ? { error: err, cancelled: false, expired: true } : { error: err, cancelled: false });
   }
 
   /** The client went away. */

@@ -35,6 +35,11 @@ export interface FamilyCodes {
   timedOut: ErrorCode;
   /** A 200 its protocol does not allow (not JSON, not SSE on a stream request). */
   invalidResponse: ErrorCode;
+  /**
+   * The upstream stream broke off after the 200 (connection cut, malformed frame, body ended before the
+   * answer's end) when the family has its own code for it (gamma/eta); otherwise `stream_service_error`.
+   */
+  streamBroken?: ErrorCode;
   /** The key's own caps (spec §7.3, §7.5). */
   caps: CapCodes;
 }
@@ -44,6 +49,24 @@ export interface UpstreamModel {
   model: string;
   /** Merged over the upstream body, in the family's upstream protocol. */
   fields?: Record<string, unknown>;
+}
+
+/** What the family's answer checks know of the upstream call (`beforeContent`, `inspect`, `answered`). */
+export interface UpstreamCallFacts {
+  /** The model name the upstream request carried (`upstreamModel`, else the gateway's id). */
+  upstreamModel: string;
+  /** The client's output budget, sent upstream as its own; undefined when the client gave none. */
+  maxOutputTokens: number | undefined;
+}
+
+/**
+ * A family's bound on one upstream run (gamma/eta, spec §8.4): from the request going out to the answer's
+ * last byte. Past it the upstream request is aborted and the request ends with `code` — an HTTP error, or
+ * the stream's error frame — billed for the work done (README "Billing").
+ */
+export interface RunLimit {
+  ms: number;
+  code: ErrorCode;
 }
 
 /** The upstream account one call runs on, from `dispatch` until settlement. */
@@ -126,15 +149,22 @@ export interface FamilyPolicy {
   /** The upstream account for one call (theta's account queue fills this in). */
   dispatch(target: UpstreamTarget): Promise<UpstreamLease>;
   /** Looks at every streamed event before it is encoded; an error ends the stream with it. */
-  inspect(ev: IREvent): GatewayError | undefined;
+  inspect(ev: IREvent, call: UpstreamCallFacts): GatewayError | undefined;
   /**
    * Checks the upstream's stream events up to its first content event, before the 200 goes out (a
-   * structured refusal, a model mismatch): an error becomes an ordinary HTTP error and costs nothing. A
-   * family without it gets its 200 at once.
+   * structured refusal, a model mismatch): an error becomes an ordinary HTTP error and costs nothing.
+   * `"pass"` ends the check early (the 200 goes out after this event). A family without it gets its 200 at once.
    */
-  beforeContent?(ev: IREvent): GatewayError | undefined;
+  beforeContent?(ev: IREvent, call: UpstreamCallFacts): GatewayError | "pass" | undefined;
   /** The same check on a whole JSON answer before it goes out: an error replaces it and costs nothing. */
-  answered?(res: IRResponse): GatewayError | undefined;
+  answered?(res: IRResponse, call: UpstreamCallFacts): GatewayError | undefined;
+  /**
+   * A whole JSON answer the provider ran but cut for a reason of its own (gamma/eta's output limit for the
+   * whole loop, spec §7.5): the error replaces it and the provider's usage is billed.
+   */
+  answerFailed?(res: IRResponse, call: UpstreamCallFacts): GatewayError | undefined;
+  /** The family's bound on one upstream run; without it only the headers and idle timeouts apply. */
+  runLimit?(config: Config): RunLimit;
   /** Bookkeeping after the request settled (its usage row). */
   settled(row: UsageRow): void;
 }

@@ -9,7 +9,8 @@ export interface UpstreamCall {
   body: Record<string, unknown> | Uint8Array;
   /** Aborts the whole upstream exchange (client gone, failure); also fired by the headers timeout. */
   abort: AbortController;
-  headersTimeoutMs: number;
+  /** Undefined: no bound of its own (the caller bounds the whole run). */
+  headersTimeoutMs?: number;
   /** Client headers the protocol forwards on a native route (Protocol.nativeHeaders). */
   extraHeaders?: Record<string, string>;
 }
@@ -22,7 +23,7 @@ export function upstreamHeaders(protocol: ProtocolName, key: string): Record<str
 
 /** Resolves with the upstream's response head; rejects on network failure, abort or headers timeout. */
 export async function callUpstream(call: UpstreamCall): Promise<Response> {
-  const stop = deadline(
+  const stop = call.headersTimeoutMs === undefined ? () => {} : deadline(
     call.headersTimeoutMs,
     () => call.abort.abort(new DOMException("upstream headers timeout", "TimeoutError")),
   );

@@ -13,6 +13,7 @@ import {
   refuseHostedItems,
   refuseUnsupportedResults,
 } from "./request_rules.ts";
+import { modelBeforeContent, modelInStream, modelOfAnswer, outputLimitOfAnswer } from "./run_checks.ts";
 import { admitToolLoops } from "./tool_loops.ts";
 import { deltaUpstreamModel } from "./upstream_model.ts";
 
@@ -30,6 +31,7 @@ export const deltaPolicy = plainPolicy({
   rateLimited: "standard_capacity_saturated",
   timedOut: "upstream_timeout",
   invalidResponse: "delta_upstream_error",
+  streamBroken: "delta_upstream_error",
   caps: {
     hourly_reserve_limit: "delta_hourly_reserve_limit",
     daily_reserve_limit: "delta_daily_reserve_limit",
@@ -49,4 +51,11 @@ export const deltaPolicy = plainPolicy({
   admitRequest: (a) =>
     admitToolLoops(a, { maxOpen: a.config.DELTA_MAX_OPEN_LOOPS, ttlMs: a.config.DELTA_LOOP_TTL_MS }),
   upstreamModel: deltaUpstreamModel,
+  // Run limits and upstream failures (spec §7.5, `run_checks.ts`): the run deadline, another model answering
+  // (free before the 200, the error frame after), the provider's output limit on a JSON answer (billed).
+  runLimit: (config) => ({ ms: config.DELTA_RUN_TIMEOUT_MS, code: "delta_run_timeout" }),
+  beforeContent: modelBeforeContent,
+  inspect: modelInStream,
+  answered: modelOfAnswer,
+  answerFailed: outputLimitOfAnswer,
 });

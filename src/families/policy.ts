@@ -3,8 +3,8 @@
  * in one fixed order and names no family:
  *   admitKey → answerHeaders → rawBody → (file translation if `translatesFiles`) → request → admitRequest
  *   (async, with the store, before the hold) → dispatch → upstream call (errors through `codes`) →
- *   beforeContent (before the 200) or answered (JSON) → inspect on every streamed event → settled (and the
- *   request session's `settled`).
+ *   beforeContent (before the 200) or answered / answerFailed (JSON) → inspect on every streamed event → the
+ *   request session's `settled` (from `admitRequest`).
  * The lease from `dispatch` is held until the request settles, however it ends.
  */
 import type { Account } from "../accounts/accounts.ts";
@@ -165,8 +165,6 @@ export interface FamilyPolicy {
   answerFailed?(res: IRResponse, call: UpstreamCallFacts): GatewayError | undefined;
   /** The family's bound on one upstream run; without it only the headers and idle timeouts apply. */
   runLimit?(config: Config): RunLimit;
-  /** Bookkeeping after the request settled (its usage row). */
-  settled(row: UsageRow): void;
 }
 
 /** The common cap codes (spec §7.3). */
@@ -193,7 +191,6 @@ export function plainPolicy(
     translatesFiles: false,
     dispatch: (target) => Promise.resolve({ key: target.keys[0]!, release() {} }),
     inspect: () => undefined,
-    settled() {},
     ...overrides,
   };
 }

@@ -167,6 +167,109 @@ const REFUSED: [string, string, string, Body, string, string | null][] = [
     "input.2.output.0",
   ],
   [
+    "Chat: a tool result without its call",
+    "gamma-2.5",
+    "chat",
+    { messages: [{ role: "user", content: "hi" }, { role: "tool", tool_call_id: "call_x", content: "ok" }] },
+    "delta_client_tool_result_invalid",
+    null,
+  ],
+  [
+    "Responses: a function_call_output without its call",
+    "delta-eta-4.6-low",
+    "responses",
+    { input: [{ type: "function_call_output", call_id: "call_x", output: "ok" }] },
+    "delta_client_tool_result_invalid",
+    null,
+  ],
+  [
+    "Messages: a tool result over 8 MiB",
+    "gamma-2.5",
+    "messages",
+    {
+      messages: [
+        { role: "user", content: "погода?" },
+        { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "f", input: {} }] },
+        {
+          role: "user",
+          content: [{
+            type: "tool_result",
+            tool_use_id: "toolu_1",
+            content: "x".repeat(8 * 1024 * 1024 + 1),
+          }],
+        },
+      ],
+      tools: [{ name: "f", input_schema: schema }],
+    },
+    "delta_client_tool_result_too_large",
+    null,
+  ],
+  [
+    "Responses: a function_call_output over 8 MiB",
+    "delta-eta-4.6-low",
+    "responses",
+    {
+      input: [
+        { type: "message", role: "user", content: "hi" },
+        { type: "function_call", call_id: "call_1", name: "f", arguments: "{}" },
+        { type: "function_call_output", call_id: "call_1", output: "x".repeat(8 * 1024 * 1024 + 1) },
+      ],
+      tools: [{ type: "function", name: "f", parameters: schema }],
+    },
+    "delta_client_tool_result_too_large",
+    null,
+  ],
+  [
+    "Messages: an image on gamma",
+    "gamma-2.5-fast",
+    "messages",
+    {
+      messages: [{
+        role: "user",
+        content: [{
+          type: "image",
+          source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" },
+        }],
+      }],
+    },
+    "delta_image_input_unavailable",
+    null,
+  ],
+  [
+    "Responses: an image on gamma",
+    "gamma-2.5",
+    "responses",
+    {
+      input: [{
+        role: "user",
+        content: [{ type: "input_image", image_url: "data:image/png;base64,iVBORw0KGgo=" }],
+      }],
+    },
+    "delta_image_input_unavailable",
+    null,
+  ],
+  [
+    "Messages: an image URL on eta",
+    "delta-eta-4.6-xhigh",
+    "messages",
+    {
+      messages: [{
+        role: "user",
+        content: [{ type: "image", source: { type: "url", url: "https://example.com/a.png" } }],
+      }],
+    },
+    "delta_image_input_invalid",
+    null,
+  ],
+  [
+    "Responses: an image URL on eta",
+    "delta-eta-4.6-xhigh-fast",
+    "responses",
+    { input: [{ role: "user", content: [{ type: "input_image", image_url: "https://example.com/a.png" }] }] },
+    "delta_image_input_invalid",
+    null,
+  ],
+  [
     "a schema over 256 KiB",
     "delta-eta-4.6-high",
     "chat",

@@ -138,8 +138,11 @@ export function startBareProxy(simUrl: string): Promise<Proc> {
   );
 }
 
-/** Creates a key through the admin API; returns the full key. */
-export async function createKey(gatewayUrl: string, balanceUsd = "100000.00"): Promise<string> {
+/** Creates a key through the admin API; returns its id and the full key. */
+export async function createKeyRecord(
+  gatewayUrl: string,
+  balanceUsd = "100000.00",
+): Promise<{ id: string; key: string }> {
   const res = await fetch(`${gatewayUrl}/admin/keys`, {
     method: "POST",
     headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
@@ -149,7 +152,12 @@ export async function createKey(gatewayUrl: string, balanceUsd = "100000.00"): P
   if (res.status !== 201 || typeof json.key !== "string") {
     throw new Error(`key creation failed: ${res.status} ${JSON.stringify(json)}`);
   }
-  return json.key;
+  return { id: json.id, key: json.key };
+}
+
+/** Creates a key through the admin API; returns the full key. */
+export async function createKey(gatewayUrl: string, balanceUsd = "100000.00"): Promise<string> {
+  return (await createKeyRecord(gatewayUrl, balanceUsd)).key;
 }
 
 export interface Memory {

@@ -3,6 +3,7 @@ import type { Accounts } from "./accounts/accounts.ts";
 import type { Tariff } from "./billing/tariff.ts";
 import type { Config } from "./config/env.ts";
 import type { Store } from "./store/store.ts";
+import type { CapacitySlots } from "./upstream/capacity_slots.ts";
 import type { UpstreamTargets } from "./upstream/targets.ts";
 
 export interface App {
@@ -11,11 +12,15 @@ export interface App {
   accounts: Accounts;
   tariff: Tariff;
   upstreams: UpstreamTargets;
+  /** This process's in-flight upstream generation requests and their bound (README "Errors"). */
+  slots: CapacitySlots;
   /** Every family is served by the built-in simulator; responses say so in a header. */
   simulated: boolean;
   /** The clock (ms since the epoch) and the id generator, injected so tests and codecs can control them. */
   now(): number;
   newId(prefix: string): string;
+  /** A number in [0, 1) (the upstream retry's jitter), injected like the clock. */
+  random(): number;
 }
 
 export const SIMULATED_HEADER = "x-gateway-simulated";

@@ -10,6 +10,7 @@ import { configureExtraction } from "./files/extract/mod.ts";
 import { openStore } from "./store/open.ts";
 import { idGenerator } from "./util/ids.ts";
 import { simulatorTargets, targetsFromConfig } from "./families/upstreams.ts";
+import { CapacitySlots } from "./upstream/capacity_slots.ts";
 
 export interface Gateway {
   app: App;
@@ -52,9 +53,11 @@ export async function startGateway(
     accounts,
     tariff,
     upstreams: sim ? simulatorTargets(sim.url) : targetsFromConfig(config),
+    slots: new CapacitySlots(config.MAX_INFLIGHT_UPSTREAM, config.PRIORITY_SLOT_SHARE),
     simulated: demo,
     now: () => Date.now(),
     newId: idGenerator(),
+    random: Math.random,
   };
   configureExtraction({ timeoutMs: config.FILES_EXTRACT_TIMEOUT_MS });
   const server = serveGateway({

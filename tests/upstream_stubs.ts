@@ -50,3 +50,41 @@ export function fixedUpstream(answer: (req: Request) => Response | Promise<Respo
     close: () => server.shutdown(),
   };
 }
+
+/**
+ * An upstream whose next `failures` requests get `status` (an OpenAI-shaped error body) and every other one
+ * is passed to `target` (the simulator), so any protocol answers for real; counts the requests it received.
+ */
+export function flakyUpstream(target: string) {
+  let requests = 0;
+  let failures = 0;
+  let status = 503;
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, async (req) => {
+    requests++;
+    const body = await req.arrayBuffer();
+    if (failures > 0) {
+      failures--;
+      return Response.json({ error: { message: "overloaded", type: "server_error" } }, { status });
+    }
+    const headers = new Headers();
+    for (const name of ["content-type", "authorization", "x-api-key", "anthropic-version"]) {
+      const v = req.headers.get(name);
+      if (v !== null) headers.set(name, v);
+    }
+    const res = await fetch(target + new URL(req.url).pathname, { method: "POST", headers, body });
+    return new Response(res.body, { status: res.status, headers: res.headers });
+  });
+  return {
+    url: `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}`,
+    get requests() {
+      return requests;
+    },
+    /** The next `n` requests fail with `code`; the request count starts again from zero. */
+    failNext(n: number, code = 503) {
+      failures = n;
+      status = code;
+      requests = 0;
+    },
+    close: () => server.shutdown(),
+  };
+}

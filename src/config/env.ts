@@ -45,8 +45,15 @@ export const ConfigSchema = z.object({
   STREAM_HEARTBEAT_MS: ms(15_000),
   /** An upstream stream that sends nothing this long ends with `stream_timeout`. */
   STREAM_IDLE_TIMEOUT_MS: ms(120_000),
-  /** Time allowed for the upstream to answer with headers. */
+  /** Time allowed for the upstream to answer with headers (connect included: Deno's fetch has no connect bound). */
   UPSTREAM_HEADERS_TIMEOUT_MS: ms(120_000),
+  /**
+   * In-flight upstream generation requests per process (README "Errors", capacity slots); 0 = no bound.
+   * A request finding every slot busy is 429 service_capacity_saturated.
+   */
+  MAX_INFLIGHT_UPSTREAM: z.coerce.number().int().min(0).max(1_000_000).default(1024),
+  /** The share of those slots only `service_tier: "priority"` requests may take: ceil(max × share) slots. */
+  PRIORITY_SLOT_SHARE: z.coerce.number().min(0).max(1).default(0.1),
   /**
    * Gamma/eta: one run (the upstream call, from the request going out to its last byte) not finished within
    * this long is cancelled upstream and ends with `delta_run_timeout`, billed for the work done (spec §7.5,

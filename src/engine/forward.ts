@@ -6,7 +6,7 @@ import { GatewayError } from "../errors/gateway_error.ts";
 import type { UpstreamCallFacts, UpstreamLease } from "../families/policy.ts";
 import type { Exchange } from "./exchange.ts";
 import type { IREvent } from "../ir/events.ts";
-import { upstreamStatusError } from "../families/upstream_errors.ts";
+import { unavailableError, upstreamStatusError } from "../families/upstream_errors.ts";
 import { sseFrameBatches } from "../protocols/sse_parse.ts";
 import { callUpstream } from "../upstream/client.ts";
 import { jsonAnswer } from "./json_answer.ts";
@@ -39,6 +39,7 @@ export async function forward(x: Exchange): Promise<Response> {
       key: lease.key,
       body: x.upstreamBody,
       abort: x.abort,
+      random: x.app.random,
       ...(run && !stream ? {} : { headersTimeoutMs: x.app.config.UPSTREAM_HEADERS_TIMEOUT_MS }),
       ...(x.native ? { extraHeaders: pick(x.ctx.req.headers, x.upstream.nativeHeaders) } : {}),
     });
@@ -47,7 +48,7 @@ export async function forward(x: Exchange): Promise<Response> {
     settleFailed(x.reservation, x.ctx.req.signal.aborted);
     // spec §7.2: "not finished in time" is 504; the headers timeout aborts with a TimeoutError reason.
     const timedOut = (x.abort.signal.reason as { name?: string } | undefined)?.name === "TimeoutError";
-    throw new GatewayError(timedOut ? codes.timedOut : codes.unavailable);
+    throw timedOut ? new GatewayError(codes.timedOut) : unavailableError(codes, undefined);
   }
   if (!res.ok) {
     const text = await res.text().catch(() => "");

@@ -6,7 +6,7 @@
 import type { App } from "../app.ts";
 import { checkAnthropicVersion } from "../auth/authenticate.ts";
 import { estimateInputTokens } from "../billing/estimate.ts";
-import { reserve } from "../billing/ledger.ts";
+import { type Reservation, reserve } from "../billing/ledger.ts";
 import { DEFAULT_RESERVE_OUTPUT_TOKENS } from "../billing/price.ts";
 import { type Family, findModel, type ModelEntry } from "../catalog/models.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
@@ -110,17 +110,26 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
     })
     : undefined;
 
-  const reservation = await reserve(app.accounts.ledger, app.tariff, {
-    account,
-    capCodes: policy.codes.caps,
-    model,
-    inputTokens,
-    outputBudget,
-    requestId: ctx.requestId,
-    endpoint: ctx.url.pathname,
-    stream: ir.stream,
-    maxSearches: policy.searchBudget?.(route.surface, body, ir) ?? 0,
-  }, app.now);
+  // A capacity slot before anything is held (README "Errors"), given back when the request settles.
+  app.slots.take(isPriority(route.surface, body, call.fields));
+  let reservation: Reservation;
+  try {
+    reservation = await reserve(app.accounts.ledger, app.tariff, {
+      account,
+      capCodes: policy.codes.caps,
+      model,
+      inputTokens,
+      outputBudget,
+      requestId: ctx.requestId,
+      endpoint: ctx.url.pathname,
+      stream: ir.stream,
+      maxSearches: policy.searchBudget?.(route.surface, body, ir) ?? 0,
+    }, app.now);
+  } catch (err) {
+    app.slots.release();
+    throw err;
+  }
+  reservation.whenSettled(() => app.slots.release());
   const answer = session && new AnswerTrace(reservation, session);
 
   const headers: Record<string, string> = {
@@ -163,6 +172,20 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
   } finally {
     ctx.req.signal.removeEventListener("abort", clientGone);
   }
+}
+
+/**
+ * A request the priority slots are for: the client's `service_tier: "priority"` on Chat Completions or
+ * Responses, where a family's rules let it through (alpha's accept auto | priority; gamma/eta's closed list
+ * refuses it; Messages has no such tier), or the provider's priority tier the id itself asks for (gamma/eta
+ * `-fast`, billed at the fast price).
+ */
+function isPriority(
+  surface: ProtocolName,
+  body: Record<string, unknown>,
+  fields: Record<string, unknown> | undefined,
+): boolean {
+  return fields?.service_tier === "priority" || (surface !== "anthropic" && body.service_tier === "priority");
 }
 
 /** The upstream body with the fields the model id implies (a changed member: the client's bytes are not reused). */

@@ -1,4 +1,5 @@
 /** How a failing upstream becomes the family's error (spec §7.4–spec §7.6), before the stream starts and inside it. */
+import { errorSpec } from "../errors/codes.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { UpstreamErrorInfo } from "../protocols/codec.ts";
 import type { FamilyCodes } from "./policy.ts";
@@ -20,5 +21,17 @@ export function upstreamStatusError(
     return new GatewayError("invalid_request", { detail: "Провайдер отклонил запрос." });
   }
   if (status === 500 && codes.serverError) return new GatewayError(codes.serverError);
-  return new GatewayError(codes.unavailable, ra === undefined ? {} : { retryAfter: ra });
+  return unavailableError(codes, ra);
+}
+
+const DOWN_RETRY_AFTER_S = 2;
+
+/**
+ * The provider stays down after the gateway's one retry (503, spec §7.2): the upstream's own Retry-After,
+ * else the code's fixed one (theta: 30 s, spec §7.6), else 2 s — the retry 50–150 ms later already failed.
+ */
+export function unavailableError(codes: FamilyCodes, retryAfter: number | undefined): GatewayError {
+  return new GatewayError(codes.unavailable, {
+    retryAfter: retryAfter ?? errorSpec(codes.unavailable).retryAfter ?? DOWN_RETRY_AFTER_S,
+  });
 }

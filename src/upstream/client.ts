@@ -1,6 +1,7 @@
-/** The upstream HTTP call: protocol headers, account key, abort wiring and a headers timeout. */
+/** The upstream HTTP call: protocol headers, account key, abort wiring, a headers timeout and one safe retry. */
 import { deadline } from "../util/ticker.ts";
 import type { ProtocolName } from "../protocols/codec.ts";
+import { withOneRetry } from "./retry.ts";
 
 export interface UpstreamCall {
   url: string;
@@ -13,6 +14,8 @@ export interface UpstreamCall {
   headersTimeoutMs?: number;
   /** Client headers the protocol forwards on a native route (Protocol.nativeHeaders). */
   extraHeaders?: Record<string, string>;
+  /** The retry's jitter source, in [0, 1) (App.random). */
+  random(): number;
 }
 
 export function upstreamHeaders(protocol: ProtocolName, key: string): Record<string, string> {
@@ -21,21 +24,26 @@ export function upstreamHeaders(protocol: ProtocolName, key: string): Record<str
     : { "content-type": "application/json", authorization: `Bearer ${key}` };
 }
 
-/** Resolves with the upstream's response head; rejects on network failure, abort or headers timeout. */
+/**
+ * Resolves with the upstream's response head, after at most one retry (retry.ts); rejects on network
+ * failure, abort or headers timeout. The headers timeout bounds both attempts together, connecting included:
+ * Deno's fetch has no separate connect timeout (README "Errors").
+ */
 export async function callUpstream(call: UpstreamCall): Promise<Response> {
   const stop = call.headersTimeoutMs === undefined ? () => {} : deadline(
     call.headersTimeoutMs,
     () => call.abort.abort(new DOMException("upstream headers timeout", "TimeoutError")),
   );
+  const init: RequestInit = {
+    method: "POST",
+    headers: { ...call.extraHeaders, ...upstreamHeaders(call.protocol, call.key) },
+    body: call.body instanceof Uint8Array
+      ? (call.body as Uint8Array<ArrayBuffer>)
+      : JSON.stringify(call.body),
+    signal: call.abort.signal,
+  };
   try {
-    return await fetch(call.url, {
-      method: "POST",
-      headers: { ...call.extraHeaders, ...upstreamHeaders(call.protocol, call.key) },
-      body: call.body instanceof Uint8Array
-        ? (call.body as Uint8Array<ArrayBuffer>)
-        : JSON.stringify(call.body),
-      signal: call.abort.signal,
-    });
+    return await withOneRetry(() => fetch(call.url, init), call.abort.signal, call.random);
   } finally {
     stop();
   }

@@ -27,11 +27,12 @@ export function upstreamStatusError(
 const DOWN_RETRY_AFTER_S = 2;
 
 /**
- * The provider stays down after the gateway's one retry (503, spec §7.2): the upstream's own Retry-After,
- * else the code's fixed one (theta: 30 s, spec §7.6), else 2 s — the retry 50–150 ms later already failed.
+ * The provider stays down after the gateway's one retry (503, spec §7.2): the code's fixed Retry-After where
+ * the spec gives one (theta_unavailable: 30 s, spec §7.6), else the upstream's own, else 2 s — the retry
+ * 50–150 ms later already failed.
  */
-export function unavailableError(codes: FamilyCodes, retryAfter: number | undefined): GatewayError {
+export function unavailableError(codes: FamilyCodes, upstreamRetryAfter: number | undefined): GatewayError {
   return new GatewayError(codes.unavailable, {
-    retryAfter: retryAfter ?? errorSpec(codes.unavailable).retryAfter ?? DOWN_RETRY_AFTER_S,
+    retryAfter: errorSpec(codes.unavailable).retryAfter ?? upstreamRetryAfter ?? DOWN_RETRY_AFTER_S,
   });
 }

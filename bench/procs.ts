@@ -123,6 +123,9 @@ export function startGatewayProc(simUrl: string, opts: GatewayOptions = {}): Pro
       DELTA_UPSTREAM_KEY: "up-delta",
       THETA_UPSTREAM_URL: simUrl,
       THETA_UPSTREAM_KEYS: "up-theta-1,up-theta-2",
+      // The hold test opens BENCH_STREAMS (1,000) streams at once: past the default standard share of the
+      // capacity slots (1,024 − 103) they would be refused. Unbounded here; the count is still kept.
+      MAX_INFLIGHT_UPSTREAM: "0",
     }),
     "/v1/models",
   );

@@ -3,7 +3,7 @@ import { startSimulator } from "./sim/server.ts";
 import { isDemoMode, parseConfig } from "./src/config/env.ts";
 import { startGateway } from "./src/gateway.ts";
 import { parseUsd } from "./src/money/usd.ts";
-import { DataDirInUseError } from "./src/store/open.ts";
+import { StoreInUseError } from "./src/store/in_use.ts";
 
 let config;
 try {
@@ -19,7 +19,7 @@ try {
   const simulator = isDemoMode(config) ? await startSimulator({ hostname: "127.0.0.1" }) : undefined;
   gw = await startGateway(config, simulator ? { simulator } : {});
 } catch (err) {
-  if (!(err instanceof DataDirInUseError)) throw err;
+  if (!(err instanceof StoreInUseError)) throw err;
   console.error(err.message);
   Deno.exit(1);
 }

@@ -9,7 +9,8 @@ import { type Backend, OperationError } from "./admin/backend.ts";
 import { directBackend } from "./admin/direct.ts";
 import { remoteBackend } from "./admin/remote.ts";
 import { withBaseRates } from "./admin/tariff.ts";
-import { DataDirInUseError } from "../src/store/open.ts";
+import { StoreInUseError } from "../src/store/in_use.ts";
+import { describeStore } from "../src/store/open.ts";
 
 async function openBackend(): Promise<Backend> {
   const url = Deno.env.get("GATEWAY_URL") ?? "";
@@ -26,11 +27,8 @@ async function openBackend(): Promise<Backend> {
   } catch (err) {
     throw new UsageError(err instanceof Error ? err.message : String(err));
   }
-  const where = config.DATABASE_URL === "memory"
-    ? "an in-memory store (DATABASE_URL=memory): changes are lost on exit"
-    : `the store in DATA_DIR=${config.DATA_DIR}`;
   console.error(
-    `admin: direct mode on ${where}. Do not use it while a gateway runs on the same DATA_DIR ` +
+    `admin: direct mode on ${describeStore(config)}. It is refused while a gateway runs on the same store ` +
       "(single writer); set GATEWAY_URL and ADMIN_TOKEN to go through the running gateway.",
   );
   return await directBackend(config);
@@ -77,7 +75,7 @@ async function main(argv: string[]): Promise<number> {
       console.error(`admin: ${err.message}\n(run \`deno task admin help\` for usage)`);
       return 2;
     }
-    if (err instanceof OperationError || err instanceof DataDirInUseError) {
+    if (err instanceof OperationError || err instanceof StoreInUseError) {
       console.error(err.message);
       return 1;
     }

@@ -43,7 +43,7 @@ export async function startGateway(
   try {
     tariff = new Tariff(await loadTariff(store));
   } catch (err) {
-    store.close();
+    await store.close();
     throw err;
   }
   const accounts = await Accounts.load(store);
@@ -81,7 +81,7 @@ export async function startGateway(
       await server.shutdown();
       await accounts.close();
       await sim?.close();
-      store.close();
+      await store.close();
     },
   };
 }

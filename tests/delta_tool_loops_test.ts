@@ -2,11 +2,12 @@
  * Gamma/eta client tool loops per key (spec §7.5 delta_key_pause_limit; src/families/delta/tool_loops.ts)
  * through a running gateway on all three surfaces: an answer calling a client tool opens a loop, a request with
  * that call's result continues and closes it, at DELTA_MAX_OPEN_LOOPS a new request gets 429 with nothing held
- * or sent upstream, loops expire after DELTA_LOOP_TTL_MS, survive a restart on the same KV file, and belong to
- * one key.
+ * or sent upstream, loops expire after DELTA_LOOP_TTL_MS, survive a restart on the same store (KV file and
+ * Postgres), and belong to one key.
  */
 import assert from "node:assert/strict";
 import { ANTHROPIC_HEADERS, post, type TestGateway, withGateway } from "./harness.ts";
+import { pgGatewayTest } from "./pg_harness.ts";
 import { SURFACE_PATH } from "./sse_client.ts";
 
 type Surface = "messages" | "chat" | "responses";
@@ -197,24 +198,34 @@ Deno.test("gamma/eta tool loops: an open loop expires after DELTA_LOOP_TTL_MS an
     await assertRefused(t, k, "chat", resultTurn("chat", call, "поздно", false));
   }, { DELTA_MAX_OPEN_LOOPS: "1", DELTA_LOOP_TTL_MS: "1500" }));
 
+/** Two open loops at a limit of 2, a restart on the same store: still at the limit, and a loop continues. */
+async function loopsSurviveRestart(env: Record<string, string>): Promise<void> {
+  env = { ...env, DELTA_MAX_OPEN_LOOPS: "2" };
+  let key = { id: "", key: "" };
+  let call = "";
+  await withGateway(async (t) => {
+    key = await t.newKey("5.00");
+    call = await openLoop(t, key.key, "responses", true);
+    await openLoop(t, key.key, "messages", false);
+  }, env);
+  await withGateway(async (t) => {
+    await assertRefused(t, key, "chat", newTurn("chat", "[[sim:tool]]", true));
+    const cont = await send(t, key.key, "responses", resultTurn("responses", call, "Солнечно", false));
+    assert.equal(cont.status, 200, cont.text);
+    await openLoop(t, key.key, "chat", false);
+  }, env);
+}
+
 Deno.test("gamma/eta tool loops: open loops survive a restart on the same KV file", async () => {
   const dir = await Deno.makeTempDir({ prefix: "tool_loops_" });
-  const env = { DATABASE_URL: "", DATA_DIR: dir, DELTA_MAX_OPEN_LOOPS: "2" };
   try {
-    let key = { id: "", key: "" };
-    let call = "";
-    await withGateway(async (t) => {
-      key = await t.newKey("5.00");
-      call = await openLoop(t, key.key, "responses", true);
-      await openLoop(t, key.key, "messages", false);
-    }, env);
-    await withGateway(async (t) => {
-      await assertRefused(t, key, "chat", newTurn("chat", "[[sim:tool]]", true));
-      const cont = await send(t, key.key, "responses", resultTurn("responses", call, "Солнечно", false));
-      assert.equal(cont.status, 200, cont.text);
-      await openLoop(t, key.key, "chat", false);
-    }, env);
+    await loopsSurviveRestart({ DATABASE_URL: "", DATA_DIR: dir });
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+pgGatewayTest(
+  "gamma/eta tool loops: open loops survive a restart on the same Postgres store",
+  loopsSurviveRestart,
+);

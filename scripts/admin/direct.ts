@@ -34,7 +34,7 @@ export async function directBackend(config: Config): Promise<Backend> {
   try {
     accounts = await Accounts.load(store);
   } catch (err) {
-    store.close();
+    await store.close();
     throw err;
   }
   return {
@@ -57,7 +57,7 @@ export async function directBackend(config: Config): Promise<Backend> {
       try {
         await accounts.close();
       } finally {
-        store.close();
+        await store.close();
       }
       // The group committer logs and requeues a failed write instead of throwing; here nothing will retry.
       if (accounts.committer.failures > 0) {

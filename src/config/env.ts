@@ -11,8 +11,9 @@ const burst = z.coerce.number().int().min(0).max(1_000_000).optional();
 export const ConfigSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8787),
   HOST: z.string().min(1).default("0.0.0.0"),
-  /** Unset: Deno KV file under DATA_DIR; "memory": in-memory KV (tests). */
-  DATABASE_URL: optionalString,
+  /** Unset: Deno KV file under DATA_DIR; "memory": in-memory KV (tests); postgres://…: the Postgres store. */
+  DATABASE_URL: z.string().regex(/^(memory|postgres(ql)?:\/\/.+)$/, "expected 'memory' or a postgres:// URL")
+    .optional(),
   DATA_DIR: z.string().min(1).default("./data"),
   ADMIN_TOKEN: z.string().min(16, "ADMIN_TOKEN must be at least 16 characters").optional(),
   ALPHA_UPSTREAM_URL: optionalUrl,

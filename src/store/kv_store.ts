@@ -288,9 +288,10 @@ export class KvStore implements Store {
     if (!(await op.commit()).ok) throw new Error("kv tool loop write failed");
   }
 
-  close(): void {
+  close(): Promise<void> {
     this.kv.close();
     this.onClose();
+    return Promise.resolve();
   }
 }
 

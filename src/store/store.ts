@@ -1,6 +1,6 @@
 /**
- * The persistence boundary. Kept about the domain (keys, usage rows) so a Postgres implementation
- * can stand beside the Deno KV one. Money is never written as a whole record: a key's `spent` and
+ * The persistence boundary. Kept about the domain (keys, usage rows): implemented on Deno KV (kv_store.ts)
+ * and Postgres (pg_store.ts), both held to one contract (store_contract.ts). Money is never written as a whole record: a key's `spent` and
  * `credited` are counters that `commit` adds deltas to (balance = credited − spent), so two writers of
  * the same key both count; its metadata (state, caps, membership…) is a separate record that admin
  * operations write. Holds are not stored: the Ledger (src/accounts/ledger.ts) keeps them.
@@ -112,5 +112,6 @@ export interface Store {
   listToolLoops(keyId: string, now: number): Promise<ToolLoop[]>;
   /** Applies one change to a key's tool loops in one atomic write; a written loop is removed at its `expiresAt`. */
   updateToolLoops(keyId: string, change: ToolLoopChange): Promise<void>;
-  close(): void;
+  /** Ends the store's connections (and releases its single-writer lock, open.ts). */
+  close(): Promise<void>;
 }

@@ -1,0 +1,130 @@
+/**
+ * The Postgres store's schema as versioned migrations, applied at start-up. A migration is never edited once
+ * released: a change is a new version. Money is `numeric(40,0)`: exact integers of pico-USD beyond int8
+ * (10^9 USD is 10^21 pico-USD). Ids that order rows use the "C" collation, so order is by bytes, as in KV.
+ */
+import { LOCKS, type Sql, STORE_LOCK_ID } from "./pg_connect.ts";
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/** The columns of a usage row, shared by the rows and the drain checkpoints (which are rows not yet settled). */
+const USAGE_COLUMNS = `
+  key_id text COLLATE "C" NOT NULL,
+  created_at bigint NOT NULL,
+  request_id text COLLATE "C" NOT NULL,
+  family text NOT NULL,
+  model text NOT NULL,
+  endpoint text NOT NULL,
+  stream boolean NOT NULL,
+  status text NOT NULL,
+  input_tokens bigint NOT NULL,
+  cached_input_tokens bigint NOT NULL,
+  output_tokens bigint NOT NULL,
+  web_search_requests bigint NOT NULL,
+  search_fee numeric(40,0),
+  reserved numeric(40,0) NOT NULL,
+  charged numeric(40,0) NOT NULL,
+  written_off numeric(40,0) NOT NULL,
+  usage_source text NOT NULL,
+  rate_input numeric(40,0) NOT NULL,
+  rate_cache_read numeric(40,0) NOT NULL,
+  rate_output numeric(40,0) NOT NULL,
+  rate_search numeric(40,0) NOT NULL`;
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "keys, usage rows, checkpoints, tariff, files, tool loops",
+    sql: `
+CREATE TABLE keys (
+  id text COLLATE "C" PRIMARY KEY,
+  hash text NOT NULL UNIQUE,
+  hint text NOT NULL,
+  name text,
+  created_at bigint NOT NULL,
+  revoked boolean NOT NULL,
+  expires_at bigint,
+  suspended_until bigint,
+  theta_paused boolean NOT NULL,
+  membership text,
+  cap_hourly_spend numeric(40,0),
+  cap_daily_spend numeric(40,0),
+  cap_hourly_reserve numeric(40,0),
+  cap_daily_reserve numeric(40,0),
+  -- Counters the group commit adds deltas to; balance = credited - spent.
+  credited numeric(40,0) NOT NULL,
+  spent numeric(40,0) NOT NULL
+);
+
+CREATE TABLE usage_rows (${USAGE_COLUMNS});
+-- The usage report's order and cursor: a key's rows newest first, then by request id.
+CREATE UNIQUE INDEX usage_rows_report ON usage_rows (key_id, created_at DESC, request_id);
+
+CREATE TABLE usage_checkpoints (${USAGE_COLUMNS},
+  PRIMARY KEY (request_id)
+);
+
+CREATE TABLE tariff (
+  singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+  rows jsonb NOT NULL
+);
+
+CREATE TABLE files (
+  key_id text COLLATE "C" NOT NULL,
+  id text COLLATE "C" NOT NULL,
+  filename text NOT NULL,
+  purpose text NOT NULL,
+  content_type text NOT NULL,
+  bytes bigint NOT NULL,
+  created_at bigint NOT NULL,
+  expires_at bigint NOT NULL,
+  stored_bytes bigint NOT NULL,
+  data bytea NOT NULL,
+  sections bytea NOT NULL,
+  PRIMARY KEY (key_id, id)
+);
+CREATE INDEX files_expiry ON files (expires_at);
+
+CREATE TABLE tool_loops (
+  key_id text COLLATE "C" NOT NULL,
+  id text COLLATE "C" NOT NULL,
+  call_ids jsonb NOT NULL,
+  updated_at bigint NOT NULL,
+  expires_at bigint NOT NULL,
+  PRIMARY KEY (key_id, id)
+);
+CREATE INDEX tool_loops_expiry ON tool_loops (expires_at);
+`,
+  },
+];
+
+/**
+ * Applies the migrations not yet recorded in `schema_migrations`, each with its record, in one transaction
+ * under a transaction-level advisory lock: two processes starting at once apply each version once (the second
+ * waits, then finds it done). Returns the versions applied now.
+ */
+export function migrate(sql: Sql, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
+  return sql.begin(async (tx) => {
+    await tx.unsafe(`SELECT pg_advisory_xact_lock($1, ${STORE_LOCK_ID})`, [LOCKS.migrate]);
+    await tx`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version integer PRIMARY KEY,
+      name text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`;
+    const done = new Set(
+      (await tx<{ version: number }[]>`SELECT version FROM schema_migrations`).map((r) => r.version),
+    );
+    const applied: number[] = [];
+    for (const m of migrations) {
+      if (done.has(m.version)) continue;
+      await tx.unsafe(m.sql).simple();
+      await tx`INSERT INTO schema_migrations (version, name) VALUES (${m.version}, ${m.name})`;
+      applied.push(m.version);
+    }
+    return applied;
+  });
+}

@@ -1,0 +1,171 @@
+/**
+ * Row codecs of the Postgres store. Money goes out as decimal strings into `numeric(40,0)` and comes back
+ * as strings (the client's default for numeric and int8), read with BigInt: exact both ways. Batches are sent
+ * column-wise as text arrays cast in SQL (`$1::text[]::numeric[]`), so one statement inserts any number of
+ * rows with a fixed text (one prepared statement).
+ */
+import type { Family } from "../catalog/models.ts";
+import type { StoredFile, ToolLoop } from "./store.ts";
+import type { KeyMeta, KeyRecord, UsageRow } from "./types.ts";
+
+type Row = Record<string, any>;
+type Text = string | null;
+
+const big = (v: bigint | null | undefined): Text => v === null || v === undefined ? null : v.toString();
+const int = (v: string | null): number | null => v === null ? null : Number(v);
+
+/** One column of a batch: its name, SQL type and how a record gives its value as text. */
+export type Column<T> = readonly [name: string, type: string, encode: (v: T) => Text];
+
+/** Every column of a usage row (the rows and the drain checkpoints share them). */
+export const USAGE_COLUMNS: readonly Column<UsageRow>[] = [
+  ["key_id", "text", (u) => u.keyId],
+  ["created_at", "int8", (u) => String(u.createdAt)],
+  ["request_id", "text", (u) => u.requestId],
+  ["family", "text", (u) => u.family],
+  ["model", "text", (u) => u.model],
+  ["endpoint", "text", (u) => u.endpoint],
+  ["stream", "bool", (u) => String(u.stream)],
+  ["status", "text", (u) => u.status],
+  ["input_tokens", "int8", (u) => String(u.inputTokens)],
+  ["cached_input_tokens", "int8", (u) => String(u.cachedInputTokens)],
+  ["output_tokens", "int8", (u) => String(u.outputTokens)],
+  ["web_search_requests", "int8", (u) => String(u.webSearchRequests)],
+  ["search_fee", "numeric", (u) => big(u.searchFee)],
+  ["reserved", "numeric", (u) => big(u.reserved)],
+  ["charged", "numeric", (u) => big(u.charged)],
+  ["written_off", "numeric", (u) => big(u.writtenOff)],
+  ["usage_source", "text", (u) => u.usageSource],
+  ["rate_input", "numeric", (u) => big(u.rates.input)],
+  ["rate_cache_read", "numeric", (u) => big(u.rates.cacheRead)],
+  ["rate_output", "numeric", (u) => big(u.rates.output)],
+  ["rate_search", "numeric", (u) => big(u.rates.search)],
+];
+
+/** The column arrays of a batch, in `columns` order: one text array per column. */
+export function columnArrays<T>(columns: readonly Column<T>[], items: readonly T[]): Text[][] {
+  return columns.map(([, , encode]) => items.map(encode));
+}
+
+/** `unnest($from::text[]::type[], …)`: the batch's columns as rows, parameters numbered from `from`. */
+export function unnestOf<T>(columns: readonly Column<T>[], from: number): string {
+  return `unnest(${columns.map(([, type], i) => `$${from + i}::text[]::${type}[]`).join(", ")})`;
+}
+
+export function usageFromRow(r: Row): UsageRow {
+  return {
+    requestId: r.request_id,
+    keyId: r.key_id,
+    family: r.family as Family,
+    model: r.model,
+    endpoint: r.endpoint,
+    stream: r.stream,
+    status: r.status,
+    createdAt: Number(r.created_at),
+    inputTokens: Number(r.input_tokens),
+    cachedInputTokens: Number(r.cached_input_tokens),
+    outputTokens: Number(r.output_tokens),
+    webSearchRequests: Number(r.web_search_requests),
+    ...(r.search_fee === null ? {} : { searchFee: BigInt(r.search_fee) }),
+    reserved: BigInt(r.reserved),
+    charged: BigInt(r.charged),
+    writtenOff: BigInt(r.written_off),
+    usageSource: r.usage_source,
+    rates: {
+      input: BigInt(r.rate_input),
+      cacheRead: BigInt(r.rate_cache_read),
+      output: BigInt(r.rate_output),
+      search: BigInt(r.rate_search),
+    },
+  };
+}
+
+/** A key's metadata as a `keys` row (money columns apart: only createKey and the commit write them). */
+export function keyMetaRow(m: KeyMeta) {
+  return {
+    id: m.id,
+    hash: m.hash,
+    hint: m.hint,
+    name: m.name,
+    created_at: String(m.createdAt),
+    revoked: m.revoked,
+    expires_at: m.expiresAt === null ? null : String(m.expiresAt),
+    suspended_until: m.suspendedUntil === null ? null : String(m.suspendedUntil),
+    theta_paused: m.thetaPaused,
+    membership: m.membership,
+    cap_hourly_spend: big(m.caps.hourlySpend),
+    cap_daily_spend: big(m.caps.dailySpend),
+    cap_hourly_reserve: big(m.caps.hourlyReserve),
+    cap_daily_reserve: big(m.caps.dailyReserve),
+  };
+}
+
+const bigOrNull = (v: string | null): bigint | null => v === null ? null : BigInt(v);
+
+export function keyFromRow(r: Row): KeyRecord {
+  const credited = BigInt(r.credited);
+  const spent = BigInt(r.spent);
+  return {
+    id: r.id,
+    hash: r.hash,
+    hint: r.hint,
+    name: r.name,
+    createdAt: Number(r.created_at),
+    revoked: r.revoked,
+    expiresAt: int(r.expires_at),
+    suspendedUntil: int(r.suspended_until),
+    thetaPaused: r.theta_paused,
+    membership: r.membership,
+    balance: credited - spent,
+    credited,
+    spent,
+    caps: {
+      hourlySpend: bigOrNull(r.cap_hourly_spend),
+      dailySpend: bigOrNull(r.cap_daily_spend),
+      hourlyReserve: bigOrNull(r.cap_hourly_reserve),
+      dailyReserve: bigOrNull(r.cap_daily_reserve),
+    },
+  };
+}
+
+/** The metadata columns of `files` (everything but the bytes). */
+export const FILE_COLUMNS =
+  "key_id, id, filename, purpose, content_type, bytes, created_at, expires_at, stored_bytes";
+
+export function fileRow(f: StoredFile) {
+  return {
+    key_id: f.keyId,
+    id: f.id,
+    filename: f.filename,
+    purpose: f.purpose,
+    content_type: f.contentType,
+    bytes: String(f.bytes),
+    created_at: String(f.createdAt),
+    expires_at: String(f.expiresAt),
+    stored_bytes: String(f.storedBytes),
+  };
+}
+
+export function fileFromRow(r: Row): StoredFile {
+  return {
+    id: r.id,
+    keyId: r.key_id,
+    filename: r.filename,
+    purpose: r.purpose,
+    contentType: r.content_type,
+    bytes: Number(r.bytes),
+    createdAt: Number(r.created_at),
+    expiresAt: Number(r.expires_at),
+    storedBytes: Number(r.stored_bytes),
+  };
+}
+
+export function toolLoopFromRow(r: Row): ToolLoop {
+  return {
+    keyId: r.key_id,
+    id: r.id,
+    callIds: r.call_ids,
+    updatedAt: Number(r.updated_at),
+    expiresAt: Number(r.expires_at),
+  };
+}

@@ -1,0 +1,311 @@
+/**
+ * The store on Postgres (`DATABASE_URL=postgres://…`), with the same contract as the Deno KV store
+ * (store_contract.ts runs on both). Money is added as deltas to `numeric(40,0)` counters in one statement per
+ * group commit; the schema is versioned (pg_migrations.ts); expired files and tool loops are invisible at
+ * once and deleted by a sweep (per key when listed, every store every SWEEP_MS).
+ */
+import type postgres from "postgres";
+import type { TariffRow } from "../catalog/tariff_seed.ts";
+import type {
+  FileQuota,
+  FileSection,
+  PutFileResult,
+  Store,
+  StoredFile,
+  ToolLoop,
+  ToolLoopChange,
+  UsagePage,
+} from "./store.ts";
+import type { CommitBatch, KeyMeta, KeyRecord, UsageRow } from "./types.ts";
+import { connect, LOCKS, naming, type Sql } from "./pg_connect.ts";
+import { migrate } from "./pg_migrations.ts";
+import {
+  columnArrays,
+  FILE_COLUMNS,
+  fileFromRow,
+  fileRow,
+  keyFromRow,
+  keyMetaRow,
+  toolLoopFromRow,
+  unnestOf,
+  USAGE_COLUMNS,
+  usageFromRow,
+} from "./pg_rows.ts";
+
+/** How often every expired file and tool loop is deleted (KV's `expireIn` does this by itself). */
+const SWEEP_MS = 60_000;
+/** Rows deleted per sweep statement, so a sweep never holds many row locks at once. */
+const SWEEP_BATCH = 500;
+
+const USAGE_NAMES = USAGE_COLUMNS.map(([name]) => name).join(", ");
+const USAGE_UPDATE = USAGE_COLUMNS.map(([name]) => `${name} = EXCLUDED.${name}`).join(", ");
+
+/**
+ * The whole group commit as one statement (so one round trip and one transaction): money deltas summed per
+ * key and added to the counters, settled checkpoints deleted, usage rows and fresh checkpoints upserted.
+ * Parameters: $1-$3 money (key ids, spent, credited), $4 closed ids, then the usage and checkpoint columns.
+ */
+const COMMIT_SQL = `
+WITH delta AS (
+  SELECT id, sum(spent) AS spent, sum(credited) AS credited
+  FROM unnest($1::text[], $2::text[]::numeric[], $3::text[]::numeric[]) AS d(id, spent, credited)
+  GROUP BY id
+), money AS (
+  UPDATE keys SET spent = keys.spent + delta.spent, credited = keys.credited + delta.credited
+  FROM delta WHERE keys.id = delta.id
+), closed AS (
+  DELETE FROM usage_checkpoints WHERE request_id = ANY($4::text[])
+), usage AS (
+  INSERT INTO usage_rows (${USAGE_NAMES}) SELECT * FROM ${unnestOf(USAGE_COLUMNS, 5)}
+  ON CONFLICT (key_id, created_at, request_id) DO UPDATE SET ${USAGE_UPDATE}
+), open AS (
+  INSERT INTO usage_checkpoints (${USAGE_NAMES}) SELECT * FROM ${
+  unnestOf(USAGE_COLUMNS, 5 + USAGE_COLUMNS.length)
+}
+  ON CONFLICT (request_id) DO UPDATE SET ${USAGE_UPDATE}
+)
+SELECT 1`;
+
+/** The largest created_at: a first page starts "after" it. */
+const NEWEST = { createdAt: "9223372036854775807", requestId: "" };
+
+export class PgStore implements Store {
+  readonly #sweeper: ReturnType<typeof setInterval>;
+
+  private constructor(private readonly sql: Sql, private readonly onClose: () => Promise<void>) {
+    this.#sweeper = setInterval(() => void this.sweep(Date.now()), SWEEP_MS);
+  }
+
+  /** Connects and applies pending migrations. `onClose` runs after the pool has ended (open.ts: the lock). */
+  static open(url: string, onClose: () => Promise<void> = () => Promise.resolve()): Promise<PgStore> {
+    return naming(url, async () => {
+      const sql = connect(url, "gateway");
+      try {
+        await migrate(sql);
+      } catch (err) {
+        await sql.end({ timeout: 1 });
+        throw err;
+      }
+      return new PgStore(sql, onClose);
+    });
+  }
+
+  async listKeys(): Promise<KeyRecord[]> {
+    return (await this.sql`SELECT * FROM keys ORDER BY id`).map(keyFromRow);
+  }
+
+  async getKey(id: string): Promise<KeyRecord | null> {
+    const [row] = await this.sql`SELECT * FROM keys WHERE id = ${id}`;
+    return row ? keyFromRow(row) : null;
+  }
+
+  async createKey(rec: KeyRecord): Promise<void> {
+    const row = { ...keyMetaRow(rec), credited: rec.credited.toString(), spent: rec.spent.toString() };
+    try {
+      await this.sql`INSERT INTO keys ${this.sql(row)}`;
+    } catch (err) {
+      if ((err as { code?: string }).code === "23505") throw new Error("key already exists");
+      throw err;
+    }
+  }
+
+  async updateKey(meta: KeyMeta): Promise<void> {
+    const row = keyMetaRow(meta);
+    const { id: _id, ...set } = row;
+    await this.sql`
+      INSERT INTO keys ${this.sql({ ...row, credited: "0", spent: "0" })}
+      ON CONFLICT (id) DO UPDATE SET ${this.sql(set)}`;
+  }
+
+  async commit(batch: CommitBatch): Promise<void> {
+    const usage = lastOf(batch.usage, (u) => `${u.keyId}\n${u.createdAt}\n${u.requestId}`);
+    const open = lastOf(batch.open ?? [], (u) => u.requestId);
+    // A request both settled and checkpointed in one batch keeps its checkpoint, as on KV (the later write).
+    const reopened = new Set(open.map((u) => u.requestId));
+    const closed = (batch.closed ?? []).filter((id) => !reopened.has(id));
+    if (batch.money.length + closed.length + usage.length + open.length === 0) return;
+    for (const d of batch.money) {
+      if (d.spent < 0n || d.credited < 0n) {
+        throw new RangeError(`money counter delta out of range: ${d.keyId}`);
+      }
+    }
+    await this.sql.unsafe(COMMIT_SQL, [
+      batch.money.map((d) => d.keyId),
+      batch.money.map((d) => d.spent.toString()),
+      batch.money.map((d) => d.credited.toString()),
+      closed,
+      ...columnArrays(USAGE_COLUMNS, usage),
+      ...columnArrays(USAGE_COLUMNS, open),
+    ], { prepare: true });
+  }
+
+  async listOpen(): Promise<UsageRow[]> {
+    return (await this.sql`SELECT * FROM usage_checkpoints ORDER BY request_id`).map(usageFromRow);
+  }
+
+  async listUsage(keyId: string, opts: { limit: number; after?: string }): Promise<UsagePage> {
+    const from = opts.after === undefined ? NEWEST : parseCursor(opts.after);
+    // Served by usage_rows_report (key_id, created_at DESC, request_id): an index range, stopped at the limit.
+    const found = await this.sql`
+      SELECT * FROM usage_rows
+      WHERE key_id = ${keyId} AND created_at <= ${from.createdAt}
+        AND (created_at < ${from.createdAt} OR request_id > ${from.requestId})
+      ORDER BY created_at DESC, request_id
+      LIMIT ${opts.limit}`;
+    const rows = found.map(usageFromRow);
+    const cursors = rows.map(cursorOf);
+    return rows.length === opts.limit && rows.length > 0
+      ? { rows, cursors, next: cursors[cursors.length - 1]! }
+      : { rows, cursors };
+  }
+
+  async getTariff(): Promise<TariffRow[] | null> {
+    const [row] = await this.sql`SELECT rows FROM tariff`;
+    return row ? row.rows as TariffRow[] : null;
+  }
+
+  async putTariff(rows: TariffRow[]): Promise<void> {
+    await this.sql`
+      INSERT INTO tariff (rows) VALUES (${this.sql.json(rows as unknown as postgres.JSONValue)})
+      ON CONFLICT (singleton) DO UPDATE SET rows = EXCLUDED.rows`;
+  }
+
+  /** Under a per-key transaction lock: expired files are dropped from the count (and deleted), the live ones
+   *  counted, and the file written with its bytes — visible to others only at the commit, whole. */
+  async putFile(
+    file: StoredFile,
+    data: Uint8Array,
+    sectionsJson: Uint8Array,
+    quota: FileQuota,
+  ): Promise<PutFileResult> {
+    return await this.sql.begin(async (tx) => {
+      await tx`SELECT pg_advisory_xact_lock(${LOCKS.fileQuota}, hashtext(${file.keyId}))`;
+      await sweepFiles(tx, file.createdAt, file.keyId);
+      const [used] = await tx`
+        SELECT count(*)::int AS files, coalesce(sum(stored_bytes), 0)::int8 AS bytes
+        FROM files WHERE key_id = ${file.keyId} AND expires_at > ${file.createdAt}`;
+      if (used!.files + 1 > quota.maxFiles || Number(used!.bytes) + file.storedBytes > quota.maxBytes) {
+        return "quota_exceeded" as const;
+      }
+      await tx`INSERT INTO files ${tx({ ...fileRow(file), data, sections: sectionsJson })}`;
+      return "ok" as const;
+    });
+  }
+
+  async getFile(keyId: string, id: string, now: number): Promise<StoredFile | null> {
+    const [row] = await this.sql.unsafe(
+      `SELECT ${FILE_COLUMNS} FROM files WHERE key_id = $1 AND id = $2 AND expires_at > $3`,
+      [keyId, id, now],
+      { prepare: true },
+    );
+    return row ? fileFromRow(row) : null;
+  }
+
+  async listFiles(keyId: string, now: number): Promise<StoredFile[]> {
+    await sweepFiles(this.sql, now, keyId);
+    const rows = await this.sql.unsafe(
+      `SELECT ${FILE_COLUMNS} FROM files WHERE key_id = $1 AND expires_at > $2 ORDER BY created_at, id`,
+      [keyId, now],
+      { prepare: true },
+    );
+    return rows.map(fileFromRow);
+  }
+
+  async getFileData(file: StoredFile): Promise<Uint8Array> {
+    const [row] = await this.sql`SELECT data FROM files WHERE key_id = ${file.keyId} AND id = ${file.id}`;
+    return row ? bytesOf(row.data) : new Uint8Array(0);
+  }
+
+  async getFileSections(file: StoredFile): Promise<FileSection[]> {
+    const [row] = await this.sql`SELECT sections FROM files WHERE key_id = ${file.keyId} AND id = ${file.id}`;
+    if (!row || row.sections.byteLength === 0) return [];
+    return JSON.parse(new TextDecoder().decode(bytesOf(row.sections))) as FileSection[];
+  }
+
+  /** The quota is counted from the live rows, so deleting the row gives it back. */
+  async deleteFile(keyId: string, id: string): Promise<boolean> {
+    const gone = await this.sql`DELETE FROM files WHERE key_id = ${keyId} AND id = ${id} RETURNING id`;
+    return gone.length > 0;
+  }
+
+  async listToolLoops(keyId: string, now: number): Promise<ToolLoop[]> {
+    const rows = await this.sql`
+      SELECT * FROM tool_loops WHERE key_id = ${keyId} AND expires_at > ${now} ORDER BY expires_at, id`;
+    return rows.map(toolLoopFromRow);
+  }
+
+  async updateToolLoops(keyId: string, change: ToolLoopChange): Promise<void> {
+    const loop = change.open;
+    const close = change.close.filter((id) => id !== loop?.id);
+    if (close.length === 0 && !loop) return;
+    await this.sql.begin((tx) => [
+      ...(close.length > 0
+        ? [tx`DELETE FROM tool_loops WHERE key_id = ${keyId} AND id = ANY(${close}::text[])`]
+        : []),
+      ...(loop
+        ? [tx`
+          INSERT INTO tool_loops (key_id, id, call_ids, updated_at, expires_at)
+          VALUES (${keyId}, ${loop.id}, ${tx.json(loop.callIds)}, ${loop.updatedAt}, ${loop.expiresAt})
+          ON CONFLICT (key_id, id) DO UPDATE
+          SET call_ids = EXCLUDED.call_ids, updated_at = EXCLUDED.updated_at, expires_at = EXCLUDED.expires_at`]
+        : []),
+    ]);
+  }
+
+  /** Deletes every file and tool loop expired at `now` (a batch each: the next sweep takes the rest). */
+  async sweep(now: number): Promise<void> {
+    try {
+      await sweepFiles(this.sql, now);
+      await this.sql`
+        DELETE FROM tool_loops WHERE (key_id, id) IN (
+          SELECT key_id, id FROM tool_loops WHERE expires_at <= ${now}
+          LIMIT ${SWEEP_BATCH} FOR UPDATE SKIP LOCKED)`;
+    } catch (err) {
+      console.error(`postgres store sweep failed: ${err instanceof Error ? err.message : err}`);
+    }
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#sweeper);
+    try {
+      await this.sql.end({ timeout: 5 });
+    } finally {
+      await this.onClose();
+    }
+  }
+}
+
+/**
+ * Deletes files expired at `now` (of one key, or of every key), skipping rows another transaction holds:
+ * a sweep never waits on a lock, so sweeps and uploads cannot deadlock. Whatever it skips is invisible anyway.
+ */
+async function sweepFiles(sql: Sql | postgres.TransactionSql, now: number, keyId?: string): Promise<void> {
+  await sql`
+    DELETE FROM files WHERE (key_id, id) IN (
+      SELECT key_id, id FROM files
+      WHERE expires_at <= ${now} ${keyId === undefined ? sql`` : sql`AND key_id = ${keyId}`}
+      LIMIT ${SWEEP_BATCH} FOR UPDATE SKIP LOCKED)`;
+}
+
+/** The client's bytea (a Node Buffer, possibly a slice of a shared pool) copied into a plain Uint8Array. */
+function bytesOf(buf: Uint8Array): Uint8Array {
+  return new Uint8Array(buf);
+}
+
+/** The last item per key, in first-seen order (a batch upserts each row once). */
+function lastOf<T>(items: readonly T[], keyOf: (item: T) => string): T[] {
+  const byKey = new Map<string, T>();
+  for (const item of items) byKey.set(keyOf(item), item);
+  return byKey.size === items.length ? [...items] : [...byKey.values()];
+}
+
+/** A position just past a row: its time and request id (opaque to callers; the report signs it). */
+function cursorOf(row: UsageRow): string {
+  return `${row.createdAt}:${row.requestId}`;
+}
+
+function parseCursor(cursor: string): { createdAt: string; requestId: string } {
+  const m = /^(\d{1,19}):(.*)$/s.exec(cursor);
+  if (!m) throw new Error("invalid usage cursor");
+  return { createdAt: m[1]!, requestId: m[2]! };
+}

@@ -1,0 +1,400 @@
+/**
+ * The Store contract (store.ts), one suite for every backend: kv_store_test.ts runs it on Deno KV,
+ * pg_store_test.ts on Postgres. Each test gets a fresh, empty storage location it may open more than once
+ * (a second writer, a reopen); every store it opened is closed and the location removed at the end.
+ */
+import assert from "node:assert/strict";
+import type { Store, StoredFile, ToolLoop } from "./store.ts";
+import { keyRecord, usageRow } from "./test_fixtures.ts";
+import type { KeyRecord, UsageRow } from "./types.ts";
+
+/** Where one test's store lives. */
+export interface StoreLocation {
+  open(): Promise<Store>;
+  remove(): Promise<void>;
+}
+
+export interface StoreBackend {
+  name: string;
+  /** Why the backend cannot run here (its tests are then registered with `ignore: true`). */
+  skip?: string;
+  fresh(): Promise<StoreLocation>;
+}
+
+interface Ctx {
+  /** The store the test works on (opened before it starts). */
+  store: Store;
+  /** Another store on the same location: a second writer. */
+  open(): Promise<Store>;
+  /** Closes `store` and opens the location again (the new one becomes `store`). */
+  reopen(): Promise<Store>;
+}
+
+export function storeContract(backend: StoreBackend): void {
+  const test = (name: string, fn: (ctx: Ctx) => Promise<void>) =>
+    Deno.test({
+      name: `${backend.name} store: ${name}${backend.skip ? ` [skipped: ${backend.skip}]` : ""}`,
+      ignore: backend.skip !== undefined,
+      async fn() {
+        const where = await backend.fresh();
+        const live = new Set<Store>();
+        const open = async () => {
+          const s = await where.open();
+          live.add(s);
+          return s;
+        };
+        try {
+          const ctx: Ctx = {
+            store: await open(),
+            open,
+            async reopen() {
+              live.delete(ctx.store);
+              await ctx.store.close();
+              return ctx.store = await open();
+            },
+          };
+          await fn(ctx);
+        } finally {
+          for (const s of live) await s.close();
+          await where.remove();
+        }
+      },
+    });
+
+  test("commit adds money deltas to the counters and writes usage rows", async ({ store }) => {
+    await store.createKey(keyRec("key_a", 100n));
+    const updated = { ...keyRec("key_a", 60n), credited: 100n, spent: 40n };
+    await store.commit({
+      money: [{ keyId: "key_a", spent: 40n, credited: 0n }],
+      usage: [row("req_1", "key_a", 1_000, 40n)],
+    });
+    assert.deepEqual(await store.getKey("key_a"), updated);
+    assert.deepEqual(await store.listKeys(), [updated]);
+    assert.deepEqual((await store.listUsage("key_a", { limit: 10 })).rows, [
+      row("req_1", "key_a", 1_000, 40n),
+    ]);
+    assert.equal(await store.getKey("key_none"), null);
+    await assert.rejects(store.createKey(keyRec("key_a", 1n)), /already exists/);
+    await assert.rejects(store.createKey({ ...keyRec("key_b", 1n), hash: "hash_key_a" }), /already exists/);
+  });
+
+  test("every key field and money far beyond 2^64 round-trip exactly; deltas of one batch add up", async (ctx) => {
+    const huge = 10n ** 27n + 123_456_789n; // the API's largest amount, 10^15 USD, plus change
+    const rec = keyRecord("key_z", {
+      name: "Имя «ключа»",
+      createdAt: 1_700_000_000_123,
+      revoked: true,
+      expiresAt: 1_800_000_000_000,
+      suspendedUntil: 1_750_000_000_000,
+      thetaPaused: true,
+      membership: "private",
+      balance: huge,
+      credited: huge,
+      caps: { hourlySpend: 1n, dailySpend: huge, hourlyReserve: null, dailyReserve: 2n ** 70n },
+    });
+    await ctx.store.createKey(rec);
+    await ctx.store.createKey(keyRecord("key_y"));
+    await ctx.store.commit({
+      money: [
+        { keyId: "key_z", spent: 2n ** 65n, credited: 0n },
+        { keyId: "key_y", spent: 0n, credited: 7n },
+        { keyId: "key_z", spent: 1n, credited: huge },
+      ],
+      usage: [],
+    });
+    const spent = 2n ** 65n + 1n;
+    const want = { ...rec, credited: 2n * huge, spent, balance: 2n * huge - spent };
+    assert.deepEqual(await (await ctx.reopen()).getKey("key_z"), want);
+    assert.deepEqual((await ctx.store.listKeys()).map((k) => [k.id, k.balance]), [["key_y", 7n], [
+      "key_z",
+      want.balance,
+    ]]);
+  });
+
+  test("updateKey writes metadata only: a stale view of the money cannot overwrite it", async ({ store }) => {
+    const rec = keyRec("key_a", 100n);
+    await store.createKey(rec);
+    await store.commit({ money: [{ keyId: "key_a", spent: 30n, credited: 5n }], usage: [] });
+    await store.updateKey({ ...rec, revoked: true, name: "renamed" });
+    assert.deepEqual(await store.getKey("key_a"), {
+      ...rec,
+      revoked: true,
+      name: "renamed",
+      balance: 75n,
+      credited: 105n,
+      spent: 30n,
+    });
+  });
+
+  test("two writers adding spend to the same key both count", async (ctx) => {
+    const two = await ctx.open();
+    await ctx.store.createKey(keyRec("key_a", 10n ** 20n));
+    let expected = 0n;
+    const writer = async (store: Store, tag: string) => {
+      for (let i = 0; i < 50; i++) {
+        // Wide values, so carries (KV limbs) and numeric arithmetic are exercised too.
+        const spent = BigInt(i + 1) * 0xffff_ffffn + (tag === "one" ? 1n : 2n ** 40n);
+        expected += spent;
+        await store.commit({ money: [{ keyId: "key_a", spent, credited: 0n }], usage: [] });
+      }
+    };
+    await Promise.all([writer(ctx.store, "one"), writer(two, "two")]);
+    const rec = (await ctx.store.getKey("key_a"))!;
+    assert.equal(rec.spent, expected);
+    assert.equal(rec.balance, 10n ** 20n - expected);
+    assert.deepEqual((await two.listKeys()).map((r) => r.spent), [expected]);
+  });
+
+  test("commit writes drain checkpoints and deletes settled ones with the money", async ({ store }) => {
+    await store.createKey(keyRec("key_a", 100n));
+    await store.commit({ money: [], usage: [], open: [row("req_a", "key_a", 1), row("req_b", "key_a", 2)] });
+    assert.deepEqual((await store.listOpen()).map((r) => r.requestId), ["req_a", "req_b"]);
+    await store.commit({
+      money: [{ keyId: "key_a", spent: 10n, credited: 0n }],
+      usage: [row("req_a", "key_a", 1, 10n)],
+      closed: ["req_a"],
+      open: [row("req_b", "key_a", 2, 7n), row("req_c", "key_a", 3)],
+    });
+    const open = await store.listOpen();
+    assert.deepEqual(open.map((r) => r.requestId), ["req_b", "req_c"]);
+    assert.deepEqual(
+      open[0],
+      row("req_b", "key_a", 2, 7n),
+      "a checkpoint is overwritten with the latest row",
+    );
+    assert.equal((await store.getKey("key_a"))!.balance, 90n);
+    // Closed and checkpointed again in one batch: the checkpoint (the later write) stays.
+    await store.commit({
+      money: [],
+      usage: [],
+      closed: ["req_b", "req_c"],
+      open: [row("req_c", "key_a", 3, 9n)],
+    });
+    assert.deepEqual(await store.listOpen(), [row("req_c", "key_a", 3, 9n)]);
+  });
+
+  test("usage rows round-trip every field, with and without a search fee", async ({ store }) => {
+    const full = usageRow("req_full", "key_a", {
+      family: "beta",
+      model: "beta-opus",
+      endpoint: "/v1/messages",
+      stream: false,
+      status: "cancelled",
+      createdAt: 1_700_000_000_000,
+      inputTokens: 2 ** 40,
+      cachedInputTokens: 12,
+      outputTokens: 34,
+      webSearchRequests: 3,
+      searchFee: 30_000_000_000n,
+      reserved: 10n ** 25n,
+      charged: 10n ** 24n,
+      writtenOff: 5n,
+      usageSource: "estimated",
+      rates: { input: 15_000_000n, cacheRead: 1_500_000n, output: 75_000_000n, search: 10_000_000_000n },
+    });
+    const plain = usageRow("req_plain", "key_a", { createdAt: 1_600_000_000_000 });
+    await store.commit({ money: [], usage: [full, plain], open: [full] });
+    assert.deepEqual((await store.listUsage("key_a", { limit: 10 })).rows, [full, plain]);
+    assert.deepEqual(await store.listOpen(), [full]);
+  });
+
+  test("listUsage pages a key's rows newest first (then by request id) with position cursors", async ({ store }) => {
+    const rows = [1, 2, 3, 4, 5].map((t) => row(`req_${t}`, "key_a", t * 1_000));
+    await store.commit({ money: [], usage: [...rows, row("req_other", "key_b", 9_000)] });
+    const ids = (p: { rows: UsageRow[] }) => p.rows.map((r) => r.requestId);
+
+    const p1 = await store.listUsage("key_a", { limit: 2 });
+    assert.deepEqual(ids(p1), ["req_5", "req_4"]);
+    assert.equal(p1.cursors.length, 2);
+    assert.ok(p1.next);
+    const p2 = await store.listUsage("key_a", { limit: 2, after: p1.next });
+    assert.deepEqual(ids(p2), ["req_3", "req_2"]);
+    const p3 = await store.listUsage("key_a", { limit: 2, after: p2.next! });
+    assert.deepEqual(ids(p3), ["req_1"]);
+    assert.equal(p3.next, undefined, "the last page has no continuation");
+
+    // A reader that stopped after the first row resumes just past it.
+    assert.deepEqual(ids(await store.listUsage("key_a", { limit: 2, after: p1.cursors[0]! })), [
+      "req_4",
+      "req_3",
+    ]);
+    // A newer row does not shift a position taken earlier.
+    await store.commit({ money: [], usage: [row("req_6", "key_a", 6_000)] });
+    assert.deepEqual(ids(await store.listUsage("key_a", { limit: 2, after: p1.next! })), ["req_3", "req_2"]);
+
+    // Rows of the same millisecond: by request id, and a cursor between them holds.
+    await store.commit({
+      money: [],
+      usage: ["req_c", "req_a", "req_b"].map((id) => row(id, "key_t", 7_000)),
+    });
+    const t1 = await store.listUsage("key_t", { limit: 1 });
+    assert.deepEqual(ids(t1), ["req_a"]);
+    assert.deepEqual(ids(await store.listUsage("key_t", { limit: 5, after: t1.next! })), ["req_b", "req_c"]);
+    assert.deepEqual(await store.listUsage("key_none", { limit: 5 }), { rows: [], cursors: [] });
+  });
+
+  test("the tariff: none until stored, then replaced whole", async ({ store }) => {
+    assert.equal(await store.getTariff(), null);
+    const rows = [
+      { model: "k3", input: "0.60", cacheRead: "0.15", output: "2.50", memberDiscount: true },
+      {
+        model: "theta3.7-plus",
+        aboveInputTokens: 128_000,
+        input: "2.4",
+        output: "9.6",
+        search: { usd: "0.01", per: "request" as const },
+      },
+    ];
+    await store.putTariff(rows);
+    assert.deepEqual(await store.getTariff(), rows);
+    await store.putTariff(rows.slice(1));
+    assert.deepEqual(await store.getTariff(), rows.slice(1));
+  });
+
+  test("putFile takes the quota atomically: uploads racing for the last slot, one wins", async ({ store }) => {
+    const now = Date.now();
+    const quota = { maxFiles: 2, maxBytes: 1_000 };
+    assert.equal(await store.putFile(file("file_0", "key_a", now), bytes("abc"), bytes("[]"), quota), "ok");
+    // Several rounds, so the later ones race on a warm connection pool too.
+    for (let round = 0; round < 3; round++) {
+      const racers = [0, 1, 2, 3, 4, 5].map((i) => file(`file_${round}_${i}`, "key_a", now));
+      const results = await Promise.all(
+        racers.map((f) => store.putFile(f, bytes("abc"), bytes("[]"), quota)),
+      );
+      assert.deepEqual(results.filter((r) => r === "ok").length, 1, `round ${round}: ${results}`);
+      const winner = racers[results.indexOf("ok")]!;
+      assert.deepEqual((await store.listFiles("key_a", now)).map((f) => f.id), ["file_0", winner.id]);
+      // Deleting gives the quota back; a second delete finds nothing.
+      assert.equal(await store.deleteFile("key_a", winner.id), true);
+      assert.equal(await store.deleteFile("key_a", winner.id), false);
+    }
+    // Bytes count too, and another key has its own quota (and cannot delete this key's file).
+    const big = file("file_3", "key_b", now, { storedBytes: 1_001 });
+    assert.equal(await store.putFile(big, bytes("abc"), bytes("[]"), quota), "quota_exceeded");
+    assert.equal(await store.putFile(file("file_4", "key_b", now), bytes("abc"), bytes("[]"), quota), "ok");
+    assert.equal(await store.deleteFile("key_b", "file_0"), false);
+    assert.equal((await store.listFiles("key_b", now)).length, 1);
+  });
+
+  test("a file's bytes and sections round-trip; listed oldest first", async ({ store }) => {
+    const now = Date.now();
+    const quota = { maxFiles: 5, maxBytes: 10_000_000 };
+    const data = new Uint8Array(150_001).map((_, i) => i % 251); // several KV chunks
+    const sections = [{ text: "страница 1", anchor: "p1" }, { text: "x".repeat(70_000), anchor: "p2" }];
+    const f = file("file_b", "key_a", now + 1);
+    assert.equal(await store.putFile(f, data, bytes(JSON.stringify(sections)), quota), "ok");
+    const g = file("file_a", "key_a", now + 2, {
+      filename: "отчёт «q1».pdf",
+      contentType: "application/pdf",
+    });
+    assert.equal(await store.putFile(g, new Uint8Array(0), new Uint8Array(0), quota), "ok");
+    assert.deepEqual(await store.getFileData(f), data);
+    assert.deepEqual(await store.getFileSections(f), sections);
+    assert.deepEqual(await store.getFileSections(g), []);
+    assert.deepEqual(await store.listFiles("key_a", now), [f, g]);
+    assert.deepEqual(await store.getFile("key_a", "file_a", now), g);
+  });
+
+  test("an expired file is not returned, is swept, and gives its quota back", async ({ store }) => {
+    const now = Date.now();
+    const quota = { maxFiles: 1, maxBytes: 1_000 };
+    const f = file("file_1", "key_a", now, { expiresAt: now + 60_000 });
+    assert.equal(
+      await store.putFile(f, bytes("hello"), bytes('[{"text":"hello","anchor":"p1"}]'), quota),
+      "ok",
+    );
+    assert.deepEqual(await store.getFile("key_a", "file_1", now), f);
+    assert.equal(new TextDecoder().decode(await store.getFileData(f)), "hello");
+    assert.deepEqual(await store.getFileSections(f), [{ text: "hello", anchor: "p1" }]);
+    assert.equal(await store.getFile("key_b", "file_1", now), null, "another key's file is not found");
+
+    const later = f.expiresAt;
+    assert.equal(await store.getFile("key_a", "file_1", later), null);
+    assert.deepEqual(await store.listFiles("key_a", later), []);
+    // The listing swept it: the slot is free again for a file created after the expiry.
+    const next = file("file_2", "key_a", later);
+    assert.equal(await store.putFile(next, bytes("x"), bytes("[]"), quota), "ok");
+    assert.deepEqual(await store.getFileData(f), new Uint8Array(0), "the expired file's bytes are gone");
+  });
+
+  test("tool loops: listed per key, first to expire first, expired ones left out", async ({ store }) => {
+    await store.updateToolLoops("k1", { close: [], open: loop("k1", "b", 200) });
+    await store.updateToolLoops("k1", { close: [], open: loop("k1", "a", 100) });
+    await store.updateToolLoops("k2", { close: [], open: loop("k2", "c", 100) });
+    assert.deepEqual((await store.listToolLoops("k1", 150)).map((l) => l.id), ["a", "b"]);
+    assert.deepEqual((await store.listToolLoops("k1", 1_100)).map((l) => l.id), ["b"]);
+    assert.deepEqual((await store.listToolLoops("k1", 1_200)).map((l) => l.id), []);
+    assert.deepEqual((await store.listToolLoops("k2", 150)).map((l) => l.id), ["c"]);
+  });
+
+  test("tool loops: one change closes some and renews another; a loop both closed and written stays", async ({ store }) => {
+    for (const id of ["a", "b", "c"]) await store.updateToolLoops("k", { close: [], open: loop("k", id, 0) });
+    const renewed = { ...loop("k", "a", 500), callIds: ["call_next", "call_other"] };
+    await store.updateToolLoops("k", { close: ["a", "b"], open: renewed });
+    assert.deepEqual(await store.listToolLoops("k", 600), [loop("k", "c", 0), renewed]);
+    await store.updateToolLoops("k", { close: ["a", "nothing"] });
+    assert.deepEqual(await store.listToolLoops("k", 600), [loop("k", "c", 0)]);
+    await store.updateToolLoops("k", { close: [] });
+    assert.deepEqual(await store.listToolLoops("k", 600), [loop("k", "c", 0)]);
+  });
+
+  test("everything is kept across a reopen: keys, usage rows, checkpoints, tariff, files, tool loops", async (ctx) => {
+    const now = Date.now();
+    const f = file("file_1", "key_a", now);
+    await ctx.store.createKey(keyRec("key_a", 100n));
+    await ctx.store.commit({
+      money: [{ keyId: "key_a", spent: 1n, credited: 0n }],
+      usage: [row("req_1", "key_a", now, 1n)],
+      open: [row("req_2", "key_a", now)],
+    });
+    await ctx.store.putTariff([{ model: "k3", input: "1", output: "2" }]);
+    await ctx.store.putFile(f, bytes("abc"), bytes("[]"), { maxFiles: 1, maxBytes: 100 });
+    await ctx.store.updateToolLoops("key_a", { close: [], open: loop("key_a", "a", now, 60_000) });
+
+    const store = await ctx.reopen();
+    assert.equal((await store.getKey("key_a"))!.balance, 99n);
+    assert.deepEqual((await store.listUsage("key_a", { limit: 5 })).rows, [row("req_1", "key_a", now, 1n)]);
+    assert.deepEqual(await store.listOpen(), [row("req_2", "key_a", now)]);
+    assert.deepEqual(await store.getTariff(), [{ model: "k3", input: "1", output: "2" }]);
+    assert.deepEqual(await store.listFiles("key_a", now), [f]);
+    assert.deepEqual(await store.getFileData(f), bytes("abc"));
+    assert.deepEqual((await store.listToolLoops("key_a", now)).map((l) => l.callIds), [["call_a"]]);
+  });
+}
+
+function keyRec(id: string, balance: bigint): KeyRecord {
+  return keyRecord(id, {
+    balance,
+    credited: balance,
+    caps: { hourlySpend: null, dailySpend: 5n, hourlyReserve: null, dailyReserve: null },
+  });
+}
+
+function row(requestId: string, keyId: string, createdAt: number, charged = 1n): UsageRow {
+  return usageRow(requestId, keyId, { createdAt, charged });
+}
+
+function file(id: string, keyId: string, createdAt: number, over: Partial<StoredFile> = {}): StoredFile {
+  return {
+    id,
+    keyId,
+    filename: `${id}.txt`,
+    purpose: "assistants",
+    contentType: "text/plain",
+    bytes: 3,
+    createdAt,
+    expiresAt: createdAt + 3_600_000,
+    storedBytes: 10,
+    ...over,
+  };
+}
+
+const bytes = (s: string) => new TextEncoder().encode(s);
+
+const loop = (keyId: string, id: string, updatedAt: number, ttl = 1_000): ToolLoop => ({
+  keyId,
+  id,
+  callIds: [`call_${id}`],
+  updatedAt,
+  expiresAt: updatedAt + ttl,
+});

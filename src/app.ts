@@ -5,6 +5,7 @@ import type { Config } from "./config/env.ts";
 import type { Store } from "./store/store.ts";
 import type { CapacitySlots } from "./upstream/capacity_slots.ts";
 import type { UpstreamTargets } from "./upstream/targets.ts";
+import type { InFlight } from "./util/in_flight.ts";
 
 export interface App {
   config: Config;
@@ -14,6 +15,13 @@ export interface App {
   upstreams: UpstreamTargets;
   /** This process's in-flight upstream generation requests and their bound (README "Errors"). */
   slots: CapacitySlots;
+  /**
+   * Shutdown began (SIGTERM/SIGINT, README "Graceful shutdown"): new API requests get 503
+   * service_unavailable and /readyz 503, while the requests in flight get the grace.
+   */
+  draining: boolean;
+  /** The API requests and open holds a graceful shutdown waits for, and its cut signal (src/http/shutdown.ts). */
+  inflight: InFlight;
   /** Every family is served by the built-in simulator; responses say so in a header. */
   simulated: boolean;
   /** The clock (ms since the epoch) and the id generator, injected so tests and codecs can control them. */

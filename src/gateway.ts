@@ -6,9 +6,11 @@ import { loadTariff } from "./billing/tariff_rows.ts";
 import { type Config, isDemoMode } from "./config/env.ts";
 import { type ConnectionBounds, serveGateway } from "./http/serve.ts";
 import { createHandler } from "./http/server.ts";
+import { drain } from "./http/shutdown.ts";
 import { configureExtraction } from "./files/extract/mod.ts";
 import { openStore } from "./store/open.ts";
 import { idGenerator } from "./util/ids.ts";
+import { InFlight } from "./util/in_flight.ts";
 import { simulatorTargets, targetsFromConfig } from "./families/upstreams.ts";
 import { CapacitySlots } from "./upstream/capacity_slots.ts";
 
@@ -18,6 +20,10 @@ export interface Gateway {
   port: number;
   /** URL of the in-process simulator in demo mode. */
   simulatorUrl?: string;
+  /**
+   * Graceful shutdown (README "Graceful shutdown"): open requests get up to SHUTDOWN_GRACE_MS, then are cut;
+   * with none open it returns at once. A second call ends the grace now and returns the same promise.
+   */
   close(): Promise<void>;
 }
 
@@ -54,6 +60,8 @@ export async function startGateway(
     tariff,
     upstreams: sim ? simulatorTargets(sim.url) : targetsFromConfig(config),
     slots: new CapacitySlots(config.MAX_INFLIGHT_UPSTREAM, config.PRIORITY_SLOT_SHARE),
+    draining: false,
+    inflight: new InFlight(),
     simulated: demo,
     now: () => Date.now(),
     newId: idGenerator(),
@@ -67,6 +75,7 @@ export async function startGateway(
     idleTimeoutMs: config.HTTP_IDLE_TIMEOUT_MS,
     ...opts.connection,
   }, createHandler(app));
+  let closing: Promise<void> | undefined;
   const addr = server.addr;
   const host = addr.hostname === "0.0.0.0" ? "127.0.0.1" : addr.hostname;
   return {
@@ -74,14 +83,18 @@ export async function startGateway(
     url: `http://${host}:${addr.port}`,
     port: addr.port,
     ...(sim ? { simulatorUrl: sim.url } : {}),
-    async close() {
-      // While streams drain, every settlement commits at once and open streams are checkpointed, so a
-      // SIGKILL after SIGTERM loses at most the last 100 ms of a stream (README, durability promise).
-      void accounts.drain();
-      await server.shutdown();
-      await accounts.close();
-      await sim?.close();
-      await store.close();
+    close() {
+      if (closing) {
+        app.inflight.hurry(); // called again (a second signal): the grace ends now
+        return closing;
+      }
+      return closing = (async () => {
+        // Draining, the grace, the cut, the listener closed (src/http/shutdown.ts); with nothing open, at once.
+        await drain(app, server, config.SHUTDOWN_GRACE_MS);
+        await accounts.close(); // leased credit returned (none leased yet), the ledger flushed
+        await sim?.close();
+        await store.close();
+      })();
     },
   };
 }

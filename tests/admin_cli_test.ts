@@ -175,6 +175,10 @@ Deno.test("admin CLI, direct mode: round-trips exact decimals through the KV sto
     });
     assert.equal(shown.suspended_until, "2000-01-01T00:00:00.000Z");
     assert.equal(shown.state, "active");
+    // "none" lifts a suspension (the API's {"until": null}).
+    ok(await cli(env, "key", "suspend", id, "2100-01-01T00:00:00Z"));
+    assert.equal(ok(await cli(env, "key", "show", id)).json.state, "suspended");
+    assert.equal(ok(await cli(env, "key", "suspend", id, "none")).json.suspended_until, null);
 
     // A second key lives beside the first.
     const second = ok(await cli(env, "key", "create", "--balance", "0.00"));

@@ -5,55 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { startSimulator } from "../sim/server.ts";
-import { ADMIN_TOKEN, post } from "./harness.ts";
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function freePort(): number {
-  const l = Deno.listen({ port: 0, hostname: "127.0.0.1" });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
-}
-
-function spawnGateway(port: number, dataDir: string, simUrl: string): Deno.ChildProcess {
-  return new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--unstable-kv", "--unstable-no-legacy-abort", "main.ts"],
-    cwd: new URL("..", import.meta.url).pathname,
-    env: {
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      DATA_DIR: dataDir,
-      ADMIN_TOKEN,
-      ALPHA_UPSTREAM_URL: simUrl,
-      ALPHA_UPSTREAM_KEY: "k",
-    },
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
-}
-
-async function waitReady(url: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    try {
-      const r = await fetch(url + "/v1/models");
-      await r.body?.cancel();
-      return;
-    } catch {
-      await sleep(50);
-    }
-  }
-  throw new Error("gateway did not start");
-}
-
-async function admin(url: string, method: string, path: string, body?: unknown) {
-  const r = await fetch(url + path, {
-    method,
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return await r.json();
-}
+import { admin, freePort, sleep, spawnGateway, waitReady } from "./gateway_process.ts";
+import { post } from "./harness.ts";
 
 Deno.test("kill -9 mid-stream: the restarted gateway has released the hold and kept committed settlements", async () => {
   const sim = await startSimulator();

@@ -6,9 +6,8 @@ import assert from "node:assert/strict";
 import { GatewayError } from "../src/errors/gateway_error.ts";
 import type { FamilyPolicy } from "../src/families/policy.ts";
 import { FAMILY_POLICIES } from "../src/families/registry.ts";
-import type { SseFrame } from "../src/protocols/codec.ts";
 import { ANTHROPIC_HEADERS, post, startTestGateway } from "./harness.ts";
-import { readFrames, SURFACE_PATH, surfaceBody } from "./sse_client.ts";
+import { assertCleanEnding, assertErrorEnding, readFrames, SURFACE_PATH, surfaceBody } from "./sse_client.ts";
 
 type Surface = "messages" | "chat" | "responses";
 const SURFACES: Surface[] = ["messages", "chat", "responses"];
@@ -29,46 +28,6 @@ const IN_STREAM_CODE: Record<string, string> = {
 /** An upstream stream that breaks off (cut, malformed frame): gamma/eta's run did not complete (spec §6 rule 4). */
 const BROKEN_CODE = (family: string) =>
   family === "gamma" || family === "eta" ? "delta_upstream_error" : "stream_service_error";
-
-/** Asserts the surface's one-error-frame ending and returns the error object. */
-function assertErrorEnding(surface: Surface, frames: SseFrame[], where: string) {
-  const parsed = frames.map((f) => ({
-    event: f.event,
-    json: f.data === "[DONE]" ? "[DONE]" : JSON.parse(f.data),
-  }));
-  if (surface === "chat") {
-    const errors = parsed.filter((p) => typeof p.json === "object" && p.json.error);
-    assert.equal(errors.length, 1, where);
-    assert.equal(parsed.at(-1)!.json, "[DONE]", where);
-    assert.equal(parsed.at(-2)!.json, errors[0]!.json, where);
-    assert.equal(errors[0]!.json.request_id, errors[0]!.json.error.request_id, where);
-    return errors[0]!.json.error;
-  }
-  if (surface === "messages") {
-    const errors = parsed.filter((p) => p.event === "error");
-    assert.equal(errors.length, 1, where);
-    assert.equal(parsed.at(-1)!.event, "error", where);
-    assert.ok(!parsed.some((p) => p.event === "message_stop"), where);
-    assert.equal(errors[0]!.json.type, "error", where);
-    return errors[0]!.json.error;
-  }
-  const errors = parsed.filter((p) => p.event === "error");
-  assert.equal(errors.length, 1, where);
-  assert.equal(parsed.at(-2)!.event, "error", where);
-  assert.equal(parsed.at(-1)!.event, "response.failed", where);
-  assert.equal(parsed.at(-1)!.json.response.status, "failed", where);
-  const seqs = parsed.map((p) => p.json.sequence_number);
-  seqs.forEach((s, i) => assert.equal(s, i, `${where}: sequence_number ${i}`));
-  return errors[0]!.json.error;
-}
-
-function assertCleanEnding(surface: Surface, frames: SseFrame[], where: string) {
-  const last = frames.at(-1)!;
-  if (surface === "chat") assert.equal(last.data, "[DONE]", where);
-  if (surface === "messages") assert.equal(last.event, "message_stop", where);
-  if (surface === "responses") assert.ok(last.event === "response.completed", where);
-  assert.ok(!frames.some((f) => f.event === "error" || f.data.startsWith('{"error"')), where);
-}
 
 Deno.test("stream faults end with exactly one error frame on every surface and family", async () => {
   const t = await startTestGateway({ STREAM_IDLE_TIMEOUT_MS: "400", STREAM_HEARTBEAT_MS: "100" });

@@ -26,7 +26,7 @@ export const USAGE = `Usage: deno task admin <command>
   key topup <id> <amount_usd>            add credit, e.g. 10.00
   key revoke <id>                        revoke a key for good
   key expire <id> <iso-time>             set the expiry time, e.g. 2030-01-01T00:00:00Z
-  key suspend <id> <iso-time>            suspend the key until the given time
+  key suspend <id> <iso-time>|none       suspend the key until the given time; "none" lifts a suspension
   key theta <id> paused|resumed          pause or resume the theta family for the key
   key membership <id> private|none       set or clear the membership
   key caps <id> [--hourly-spend X|none] [--daily-spend X|none] [--hourly-reserve X|none] [--daily-reserve X|none]
@@ -138,8 +138,8 @@ export function parseArgs(argv: string[]): Command {
       return { kind: "action", id: id!, action: "expire", body: { at } };
     }
     case "suspend": {
-      const [id, until] = expectArgs(sub, positional, ["id", "iso-time"]);
-      return { kind: "action", id: id!, action: "suspend", body: { until } };
+      const [id, until] = expectArgs(sub, positional, ["id", "iso-time|none"]);
+      return { kind: "action", id: id!, action: "suspend", body: { until: until === "none" ? null : until } };
     }
     case "theta": {
       const [id, state] = expectArgs(sub, positional, ["id", "paused|resumed"]);

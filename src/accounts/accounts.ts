@@ -101,6 +101,16 @@ export class Accounts {
     return acc;
   }
 
+  /**
+   * Suspends a key until `until` (Unix ms; null lifts it) and waits until it is durable: the one mechanism of
+   * the operator's `suspend` and the automatic rule (src/auth/suspension_rule.ts), spec §7.3 api_key_suspended.
+   */
+  suspend(id: string, until: number | null): Promise<Account | undefined> {
+    return this.update(id, (r) => {
+      r.suspendedUntil = until;
+    });
+  }
+
   /** Credits a key (an operator top-up) and waits until it is durable. */
   async topUp(id: string, amount: bigint): Promise<Account | undefined> {
     const acc = this.#byId.get(id);

@@ -60,7 +60,10 @@ export interface Ledger {
   flush(): Promise<void>;
   /** Shutdown began: durable at once from now on, and the open requests checkpointed while they drain. */
   drain(): Promise<void>;
-  /** Stops background work and flushes. */
+  /**
+   * Stops background work, gives back credit leased from a shared store (a ledger that leases; none does yet:
+   * the shutdown's "return leased credit" step, src/http/shutdown.ts), and flushes.
+   */
   close(): Promise<void>;
   /** Commit rounds and their lag (`GET /admin/ledger`, the bench). */
   stats(): CommitStats;

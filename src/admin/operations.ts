@@ -21,7 +21,8 @@ export const schemas = {
     .strict(),
   topup: z.object({ amount_usd: usd }).strict(),
   expire: z.object({ at: isoTime }).strict(),
-  suspend: z.object({ until: isoTime }).strict(),
+  /** `until: null` lifts a suspension, the operator's or the automatic rule's. */
+  suspend: z.object({ until: isoTime.nullable() }).strict(),
   theta: z.object({ paused: z.boolean() }).strict(),
   membership: z.object({ membership }).strict(),
   caps: z.object({
@@ -87,6 +88,13 @@ export async function applyKeyAction(
   body: unknown,
   now: number,
 ) {
+  if (action === "suspend") {
+    // The one suspension mechanism, shared with the automatic rule (src/auth/suspension_rule.ts).
+    const until = parseBody(schemas.suspend, body).until;
+    const acc = await accounts.suspend(id, until === null ? null : Date.parse(until));
+    if (!acc) throw new GatewayError("key_not_found");
+    return keyView(accounts, acc, now);
+  }
   if (action === "topup") {
     // Money moves through the ledger, as a credit delta; every other action changes the key's metadata.
     const amount = parseUsd(parseBody(schemas.topup, body).amount_usd);
@@ -105,13 +113,6 @@ export async function applyKeyAction(
       const at = Date.parse(parseBody(schemas.expire, body).at);
       change = (r) => {
         r.expiresAt = at;
-      };
-      break;
-    }
-    case "suspend": {
-      const until = Date.parse(parseBody(schemas.suspend, body).until);
-      change = (r) => {
-        r.suspendedUntil = until;
       };
       break;
     }

@@ -70,6 +70,19 @@ export const ConfigSchema = z.object({
   /** A connection with no request in progress is closed after this long. */
   HTTP_IDLE_TIMEOUT_MS: ms(75_000),
   /**
+   * SIGTERM/SIGINT: open streams and requests in flight may finish within this long; then each is cut with
+   * service_unavailable (README "Graceful shutdown"). 0 = cut at once.
+   */
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
+  /**
+   * The automatic suspension rule (README "Errors", per process): more than SUSPEND_BAD_REQUESTS requests of
+   * one key refused for bad input at a pace above that many per SUSPEND_WINDOW_MS suspend the key for
+   * SUSPEND_FOR_MS (429 api_key_suspended). 0 = off.
+   */
+  SUSPEND_BAD_REQUESTS: z.coerce.number().int().min(0).max(1_000_000).default(50),
+  SUSPEND_WINDOW_MS: ms(60_000),
+  SUSPEND_FOR_MS: ms(600_000),
+  /**
    * The gateway's own request rates, per process (README "Configuration"): sustained requests per second
    * and burst, per key (after authentication) and per client address (before it). A rate of 0 (the
    * default) or a burst of 0 turns the limit off; an unset burst is one second's worth of the rate (≥ 1).

@@ -98,6 +98,7 @@ export async function forward(x: Exchange): Promise<Response> {
     ...(x.policy.beforeContent ? { beforeContent: (ev: IREvent) => x.policy.beforeContent!(ev, call) } : {}),
     ...(codes.streamBroken ? { brokenError: () => new GatewayError(codes.streamBroken!) } : {}),
     ...(deadline ? { deadline } : {}),
+    cut: x.app.inflight.signal,
     abortUpstream: () => x.abort.abort(),
     onDone: (o) => settleStream(x.reservation, o, x.inputTokens),
     onOpen: (cutNow) =>

@@ -110,6 +110,9 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
     })
     : undefined;
 
+  // Past a shutdown's grace nothing new is held (README "Graceful shutdown").
+  const cut = app.inflight.signal;
+  if (cut.aborted) throw cut.reason;
   // A capacity slot before anything is held (README "Errors"), given back when the request settles.
   app.slots.take(isPriority(route.surface, body, call.fields));
   let reservation: Reservation;
@@ -130,6 +133,7 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
     throw err;
   }
   reservation.whenSettled(() => app.slots.release());
+  reservation.whenSettled(app.inflight.enter()); // an open hold: the shutdown waits for it, then cuts it
   const answer = session && new AnswerTrace(reservation, session);
 
   const headers: Record<string, string> = {
@@ -142,7 +146,10 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
   // A client that leaves before the answer starts aborts the upstream too (a started stream does this
   // through its cancel). Detached before we respond, so the runtime's end-of-response abort is moot.
   const clientGone = () => abort.abort();
+  // The shutdown's cut before the answer started: the upstream call is aborted, and the request answers 503.
+  const shutdown = () => abort.abort(cut.reason);
   ctx.req.signal.addEventListener("abort", clientGone);
+  cut.addEventListener("abort", shutdown);
   try {
     return await forward({
       app,
@@ -169,8 +176,11 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
       abort,
       ...(answer ? { answer } : {}),
     });
+  } catch (err) {
+    throw cut.aborted ? cut.reason : err;
   } finally {
     ctx.req.signal.removeEventListener("abort", clientGone);
+    cut.removeEventListener("abort", shutdown);
   }
 }
 

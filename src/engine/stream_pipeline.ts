@@ -63,6 +63,11 @@ export interface StreamOptions {
    * aborted and the stream ends with `error()` — also before the first event (the 200 then carries only it).
    */
   deadline?: PipelineDeadline;
+  /**
+   * Aborted (with a GatewayError reason) when a graceful shutdown's grace ran out: the stream ends now with
+   * that error frame, after the text already read, and settles (README "Graceful shutdown").
+   */
+  cut?: AbortSignal;
   /** Abort the upstream request (client gone, timeout, failure). */
   abortUpstream(): void;
   /** Called exactly once when the stream is over, however it ended. */
@@ -130,6 +135,8 @@ export class StreamPipeline {
       pull: () => this.#pull(),
       cancel: () => this.#cancel(),
     }, { highWaterMark: 0 });
+    if (opts.cut?.aborted) this.#cut();
+    else opts.cut?.addEventListener("abort", this.#cut);
   }
 
   /**
@@ -339,6 +346,17 @@ export class StreamPipeline {
     this.#done(expired ? { error: err, cancelled: false, expired: true } : { error: err, cancelled: false });
   }
 
+  /** The shutdown's cut (`StreamOptions.cut`): what `start` read still goes out, then the cut's error frame. */
+  #cut = (): void => {
+    if (this.#over) return;
+    const primed = this.#primed;
+    this.#primed = undefined;
+    if (primed?.error) return this.#fail(primed.text, primed.error);
+    if (this.#finished) return this.#close(primed?.text ?? ""); // the whole answer was read before the 200
+    const reason = this.#opts.cut?.reason;
+    this.#fail(primed?.text ?? "", reason instanceof GatewayError ? reason : this.#broken());
+  };
+
   /** The client went away. */
   #cancel(): void {
     if (this.#over) return;
@@ -349,6 +367,7 @@ export class StreamPipeline {
   #done(end: StreamEnd): void {
     this.#over = true;
     this.#stopTicking();
+    this.#opts.cut?.removeEventListener("abort", this.#cut);
     this.#reader.cancel().catch(() => {});
     this.#opts.onDone(this.#outcome(end));
   }

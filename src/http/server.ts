@@ -2,11 +2,14 @@
 import { type App, SIMULATED_HEADER } from "../app.ts";
 import { requireAdmin } from "../auth/admin_token.ts";
 import { authenticate } from "../auth/authenticate.ts";
+import { SuspensionRule } from "../auth/suspension_rule.ts";
+import type { Account } from "../accounts/accounts.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { KeyContext, RouteContext } from "../request/context.ts";
 import { type Envelope, errorResponse } from "../errors/render.ts";
 import { requestLimits } from "./rate_limits.ts";
 import { checkHeadSize, checkHost } from "./request_head.ts";
+import { shuttingDown } from "./shutdown.ts";
 import { Router } from "./router.ts";
 import { type Handler, ROUTES } from "./routes.ts";
 import type { ConnMeta } from "./serve.ts";
@@ -16,6 +19,7 @@ export function createHandler(app: App): (req: Request, conn: ConnMeta) => Promi
   const router = new Router<Handler>(routes);
   const simHeaders: Record<string, string> = app.simulated ? { [SIMULATED_HEADER]: "true" } : {};
   const limits = requestLimits(app.config);
+  const suspensions = new SuspensionRule(app.config, app.accounts);
 
   return async (req: Request, conn: ConnMeta): Promise<Response> => {
     const requestId = app.newId("req_");
@@ -29,6 +33,8 @@ export function createHandler(app: App): (req: Request, conn: ConnMeta) => Promi
       ? "anthropic"
       : "openai";
     const headers: Record<string, string> = { ...simHeaders };
+    let keyed: Account | undefined;
+    let leave: (() => void) | undefined;
     try {
       // The head first: before routing and authentication (README "Errors", HTTP level).
       checkHost(req, url, conn.fallbackHost);
@@ -41,10 +47,13 @@ export function createHandler(app: App): (req: Request, conn: ConnMeta) => Promi
       // The authentication stage, per route (handlers never authenticate themselves), with the gateway's
       // own request rates around it: the client's address before the key is looked at, the key after.
       if (m.route.auth === "key") {
+        // A draining gateway takes no new API request (src/http/shutdown.ts); admin and health still answer.
+        if (app.draining) throw shuttingDown();
+        leave = app.inflight.enter();
         limits.admitAddress(req.headers, conn.peer, app.now());
         const account = await authenticate(req.headers, app.accounts, app.now());
         limits.admitKey(account.rec.id, app.now());
-        (ctx as KeyContext).account = account;
+        (ctx as KeyContext).account = keyed = account;
       } else if (m.route.auth === "admin") requireAdmin(app.config.ADMIN_TOKEN, req.headers);
       const res = await m.route.handler(app, ctx);
       if (app.simulated) res.headers.set(SIMULATED_HEADER, "true");
@@ -54,9 +63,12 @@ export function createHandler(app: App): (req: Request, conn: ConnMeta) => Promi
         console.error(`request ${requestId} failed: ${err instanceof Error ? err.stack : err}`);
       }
       const gerr = err instanceof GatewayError ? err : new GatewayError("internal_error");
+      if (keyed) await suspensions.refused(keyed, gerr.code, app.now()); // the automatic suspension rule
       // Drain an unread body so the connection can be reused (bounded: we only cancel).
       if (req.body && !req.bodyUsed) req.body.cancel().catch(() => {});
       return errorResponse(gerr, envelope, requestId, headers);
+    } finally {
+      leave?.(); // an open stream stays counted through its hold (generate.ts)
     }
   };
 }

@@ -1,0 +1,60 @@
+/**
+ * A real gateway process (`deno run … main.ts`) on a KV file in `dataDir`, for the tests that signal or kill
+ * it and restart it on the same data (crash_test.ts, shutdown_test.ts).
+ */
+import { ADMIN_TOKEN } from "./harness.ts";
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function freePort(): number {
+  const l = Deno.listen({ port: 0, hostname: "127.0.0.1" });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
+}
+
+/** Alpha served by `simUrl`; `env` adds or overrides variables. */
+export function spawnGateway(
+  port: number,
+  dataDir: string,
+  simUrl: string,
+  env: Record<string, string> = {},
+): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--unstable-kv", "--unstable-no-legacy-abort", "main.ts"],
+    cwd: new URL("..", import.meta.url).pathname,
+    env: {
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      DATA_DIR: dataDir,
+      ADMIN_TOKEN,
+      ALPHA_UPSTREAM_URL: simUrl,
+      ALPHA_UPSTREAM_KEY: "k",
+      ...env,
+    },
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+}
+
+export async function waitReady(url: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    try {
+      const r = await fetch(url + "/v1/models");
+      await r.body?.cancel();
+      return;
+    } catch {
+      await sleep(50);
+    }
+  }
+  throw new Error("gateway did not start");
+}
+
+export async function admin(url: string, method: string, path: string, body?: unknown) {
+  const r = await fetch(url + path, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return await r.json();
+}

@@ -21,9 +21,6 @@ pg_as_owner() {
 pg_start() {
   if ! PG_BIN=$(pg_bin_dir); then
     echo "ci: PostgreSQL not found, installing it from Debian packages" >&2
-    # Only the binaries: no default cluster (this script makes its own).
-    mkdir -p /etc/postgresql-common
-    echo "create_main_cluster = false" >/etc/postgresql-common/createcluster.conf
     DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null &&
       DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null || return 1
     PG_BIN=$(pg_bin_dir) || return 1

@@ -8,6 +8,7 @@
 import { benchEstimate } from "./estimate_bench.ts";
 import { benchSystemPrefix } from "./system_prefix_bench.ts";
 import { benchFiles } from "./files_bench.ts";
+import { benchHotPath } from "./hot_path_bench.ts";
 import { benchCommitLag, benchLedger } from "./ledger_bench.ts";
 import { catProc, type CpuUse } from "./cpu.ts";
 import { createKey, memoryOf, type Proc, ROOT, startBareProxy, startGatewayProc, startSim } from "./procs.ts";
@@ -62,6 +63,25 @@ log("beta server prompt spliced into a ~1 MiB native Messages body");
     gateway: `${ms(p.spliceMedianMs)} (re-serialising instead: ${ms(p.stringifyMedianMs)})`,
     target: "< re-serialising",
     pass: p.spliceMedianMs < p.stringifyMedianMs,
+  });
+}
+
+log("request rates and metrics on the hot path (in-process, per request)");
+{
+  const h = benchHotPath();
+  const total = h.limiterUs + h.metricsUs;
+  log(
+    `  limiter ${h.limiterUs.toFixed(2)} µs, metrics ${h.metricsUs.toFixed(2)} µs, log line ${
+      h.logLineUs.toFixed(2)
+    } µs`,
+  );
+  rows.push({
+    metric: "Rate limiter (address + key) and metrics (request trace to its end), per request",
+    gateway: `${total.toFixed(2)} µs (limiter ${h.limiterUs.toFixed(2)}, metrics ${
+      h.metricsUs.toFixed(2)
+    }; the JSON log line ${h.logLineUs.toFixed(2)} more)`,
+    target: "< 20 µs",
+    pass: total < 20,
   });
 }
 

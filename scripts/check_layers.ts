@@ -11,6 +11,7 @@ const LAYERS: string[][] = [
   ["files"], // …and the feature two of them use (documents for generation and page fetch)
   ["app.ts"], // the services a handler can reach
   ["request"], // what a handler reads and answers with
+  ["telemetry"], // what a request did: its metrics and log line
   ["families"], // app services, each layer using only those below it
   ["billing", "auth", "upstream"],
   ["accounts"],

@@ -3,9 +3,11 @@ import type { Accounts } from "./accounts/accounts.ts";
 import type { Tariff } from "./billing/tariff.ts";
 import type { Config } from "./config/env.ts";
 import type { Store } from "./store/store.ts";
+import type { GatewayMetrics } from "./telemetry/metrics.ts";
 import type { CapacitySlots } from "./upstream/capacity_slots.ts";
 import type { UpstreamTargets } from "./upstream/targets.ts";
 import type { InFlight } from "./util/in_flight.ts";
+import type { Logger } from "./util/log.ts";
 
 export interface App {
   config: Config;
@@ -22,6 +24,9 @@ export interface App {
   draining: boolean;
   /** The API requests and open holds a graceful shutdown waits for, and its cut signal (src/http/shutdown.ts). */
   inflight: InFlight;
+  /** `GET /metrics` and the structured logs (README "Operating the gateway"). */
+  metrics: GatewayMetrics;
+  log: Logger;
   /** Every family is served by the built-in simulator; responses say so in a header. */
   simulated: boolean;
   /** The clock (ms since the epoch) and the id generator, injected so tests and codecs can control them. */

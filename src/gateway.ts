@@ -12,6 +12,8 @@ import { openStore } from "./store/open.ts";
 import { idGenerator } from "./util/ids.ts";
 import { InFlight } from "./util/in_flight.ts";
 import { simulatorTargets, targetsFromConfig } from "./families/upstreams.ts";
+import { GatewayMetrics } from "./telemetry/metrics.ts";
+import { Logger, type LogSink } from "./util/log.ts";
 import { CapacitySlots } from "./upstream/capacity_slots.ts";
 
 export interface Gateway {
@@ -35,11 +37,12 @@ export interface DemoUpstream {
 
 /**
  * `connection`: the header/idle deadlines (src/http/serve.ts); tests shorten them. `simulator`: required
- * in demo mode (no upstream URL configured), closed with the gateway.
+ * in demo mode (no upstream URL configured), closed with the gateway. `logSink`: where log lines go
+ * (stdout unless a test captures them).
  */
 export async function startGateway(
   config: Config,
-  opts: { connection?: Partial<ConnectionBounds>; simulator?: DemoUpstream } = {},
+  opts: { connection?: Partial<ConnectionBounds>; simulator?: DemoUpstream; logSink?: LogSink } = {},
 ): Promise<Gateway> {
   const demo = isDemoMode(config);
   const sim = demo ? opts.simulator : undefined;
@@ -53,6 +56,8 @@ export async function startGateway(
     throw err;
   }
   const accounts = await Accounts.load(store);
+  const metrics = new GatewayMetrics();
+  metrics.watchLedger({ stats: () => accounts.ledger.stats(), held: () => accounts.held() });
   const app: App = {
     config,
     store,
@@ -60,6 +65,8 @@ export async function startGateway(
     tariff,
     upstreams: sim ? simulatorTargets(sim.url) : targetsFromConfig(config),
     slots: new CapacitySlots(config.MAX_INFLIGHT_UPSTREAM, config.PRIORITY_SLOT_SHARE),
+    metrics,
+    log: new Logger(config.LOG_LEVEL, opts.logSink),
     draining: false,
     inflight: new InFlight(),
     simulated: demo,
@@ -67,6 +74,7 @@ export async function startGateway(
     newId: idGenerator(),
     random: Math.random,
   };
+  metrics.watchSlots(app.slots);
   configureExtraction({ timeoutMs: config.FILES_EXTRACT_TIMEOUT_MS });
   const server = serveGateway({
     port: config.PORT,

@@ -2,6 +2,7 @@
 import { type Simulator, startSimulator } from "../sim/server.ts";
 import { parseConfig } from "../src/config/env.ts";
 import { type Gateway, startGateway } from "../src/gateway.ts";
+import type { LogSink } from "../src/util/log.ts";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
 
@@ -15,7 +16,11 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
-export async function startTestGateway(env: Record<string, string> = {}): Promise<TestGateway> {
+/** `logSink`: captures the gateway's log lines (tests run at LOG_LEVEL=error unless `env` says otherwise). */
+export async function startTestGateway(
+  env: Record<string, string> = {},
+  opts: { logSink?: LogSink } = {},
+): Promise<TestGateway> {
   const sim = await startSimulator();
   const config = parseConfig({
     PORT: "0",
@@ -30,9 +35,10 @@ export async function startTestGateway(env: Record<string, string> = {}): Promis
     DELTA_UPSTREAM_KEY: "up-delta",
     THETA_UPSTREAM_URL: sim.url,
     THETA_UPSTREAM_KEYS: "up-theta-1,up-theta-2",
+    LOG_LEVEL: "error", // one request line per request would bury the test output
     ...env,
   });
-  const gw = await startGateway(config);
+  const gw = await startGateway(config, opts);
   const admin = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(gw.url + path, {
       method,

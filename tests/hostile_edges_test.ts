@@ -398,6 +398,7 @@ async function withShortDeadlines(
       PORT: "0",
       HOST: "127.0.0.1",
       DATABASE_URL: "memory",
+      LOG_LEVEL: "error",
       ADMIN_TOKEN,
       ALPHA_UPSTREAM_URL: sim.url,
       BETA_UPSTREAM_URL: sim.url,

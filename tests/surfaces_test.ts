@@ -203,9 +203,12 @@ Deno.test("GET /v1/models lists the catalog in the OpenAI list shape with family
 });
 
 Deno.test("demo mode serves every family from the simulator and marks responses; partial config gives 503", async () => {
-  const demo = await startGateway(parseConfig({ PORT: "0", HOST: "127.0.0.1", DATABASE_URL: "memory" }), {
-    simulator: await startSimulator({ hostname: "127.0.0.1" }),
-  });
+  const demo = await startGateway(
+    parseConfig({ PORT: "0", HOST: "127.0.0.1", DATABASE_URL: "memory", LOG_LEVEL: "error" }),
+    {
+      simulator: await startSimulator({ hostname: "127.0.0.1" }),
+    },
+  );
   try {
     assert.equal(demo.app.simulated, true);
     const { key } = await demo.app.accounts.create({ balance: parseUsd("1.00") });

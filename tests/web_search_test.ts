@@ -181,7 +181,7 @@ Deno.test("search: Brave Search adapter (SEARCH_BACKEND=brave)", async () => {
 
 Deno.test("search: demo mode answers from the built-in simulator; unset URL outside demo → 503", async () => {
   const gw = await startGateway(
-    parseConfig({ PORT: "0", HOST: "127.0.0.1", DATABASE_URL: "memory", ADMIN_TOKEN }),
+    parseConfig({ PORT: "0", HOST: "127.0.0.1", DATABASE_URL: "memory", LOG_LEVEL: "error", ADMIN_TOKEN }),
     { simulator: await startSimulator({ hostname: "127.0.0.1" }) },
   );
   try {

@@ -124,6 +124,13 @@ export class Accounts {
     return this.ledger.available(acc);
   }
 
+  /** Credit held by this process's open requests, over every key (`GET /metrics`; a walk of the table). */
+  held(): bigint {
+    let sum = 0n;
+    for (const acc of this.#byId.values()) sum += acc.held;
+    return sum;
+  }
+
   /** The ledger's durability side (flush, stats, failures), under its former name. */
   get committer(): Pick<Ledger, "flush" | "stats" | "failures"> {
     return this.ledger;

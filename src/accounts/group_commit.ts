@@ -18,6 +18,11 @@ export interface CommitStats {
   /** Oldest pending change → durable, in ms: the last round's and the largest seen. */
   lastLagMs: number;
   maxLagMs: number;
+  /** Summed over the rounds, for the mean (`GET /metrics`). */
+  lagMsSum: number;
+  /** Usage rows made durable (summed over the rounds), and the most in one round: the batch sizes. */
+  rows: number;
+  maxRows: number;
 }
 
 /** A failed commit is retried after this long at least, so a broken store is not hammered. */
@@ -41,7 +46,15 @@ export class GroupCommitter {
   /** Requests with a checkpoint in the store, and those settled since whose checkpoint must go. */
   #checkpointed = new Set<string>();
   #closed: string[] = [];
-  #stats: CommitStats = { commits: 0, failures: 0, lastLagMs: 0, maxLagMs: 0 };
+  #stats: CommitStats = {
+    commits: 0,
+    failures: 0,
+    lastLagMs: 0,
+    maxLagMs: 0,
+    lagMsSum: 0,
+    rows: 0,
+    maxRows: 0,
+  };
 
   constructor(
     private readonly store: Store,
@@ -162,6 +175,9 @@ export class GroupCommitter {
     this.#stats.commits++;
     this.#stats.lastLagMs = lag;
     if (lag > this.#stats.maxLagMs) this.#stats.maxLagMs = lag;
+    this.#stats.lagMsSum += lag;
+    this.#stats.rows += usage.length;
+    if (usage.length > this.#stats.maxRows) this.#stats.maxRows = usage.length;
     // Changes that queued behind this commit go now, not after another interval.
     if (this.#pendingSince !== undefined) this.#timer = setTimeout(() => this.#startRound(), 0);
     return true;

@@ -1,6 +1,7 @@
 /** Operator configuration from environment variables, validated once at start-up. */
 import { z } from "zod";
 import { parseCidrList } from "../util/ip.ts";
+import { LOG_LEVELS } from "../util/log.ts";
 
 const optionalUrl = z.string().url().optional();
 const optionalString = z.string().min(1).optional();
@@ -100,6 +101,8 @@ export const ConfigSchema = z.object({
       return z.NEVER;
     }
   }),
+  /** Log lines below this level are dropped; request lines are `info` (README "Operating the gateway"). */
+  LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
   /** Balance of the demo key printed in demo mode, in USD. */
   DEMO_BALANCE_USD: z.string().regex(/^\d+(\.\d{1,12})?$/).default("1.00"),
 });

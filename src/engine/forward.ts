@@ -31,6 +31,7 @@ export async function forward(x: Exchange): Promise<Response> {
   const limit = x.policy.runLimit?.(x.app.config);
   const run = limit && new RunDeadline(limit, x.abort);
   if (run) x.reservation.whenSettled(() => run.stop());
+  x.ctx.trace.upstreamStarted();
   let res: Response;
   try {
     res = await callUpstream({
@@ -50,6 +51,7 @@ export async function forward(x: Exchange): Promise<Response> {
     const timedOut = (x.abort.signal.reason as { name?: string } | undefined)?.name === "TimeoutError";
     throw timedOut ? new GatewayError(codes.timedOut) : unavailableError(codes, undefined);
   }
+  x.ctx.trace.upstreamHead();
   if (!res.ok) {
     const text = await res.text().catch(() => "");
     settleFailed(x.reservation, false);
@@ -100,13 +102,22 @@ export async function forward(x: Exchange): Promise<Response> {
     ...(deadline ? { deadline } : {}),
     cut: x.app.inflight.signal,
     abortUpstream: () => x.abort.abort(),
-    onDone: (o) => settleStream(x.reservation, o, x.inputTokens),
+    onFault: (err) =>
+      x.app.log.warn("stream failed", {
+        request_id: x.ctx.requestId,
+        error: err instanceof Error ? `${err.name}: ${err.message}` : typeof err,
+      }),
+    onDone: (o) => {
+      settleStream(x.reservation, o, x.inputTokens);
+      if (!o.refused) x.ctx.trace.end(200, o.error?.code); // a refusal ends as the HTTP error it becomes
+    },
     onOpen: (cutNow) =>
       x.reservation.trackOpen(() => streamSettlement(x.reservation, cutNow(), x.inputTokens)),
   });
   // A family that checks the answer's start refuses here, before the 200, as an ordinary HTTP error (free).
   const refusal = await pipeline.start();
   if (refusal) throw refusal;
+  x.ctx.trace.endsWithStream();
   return new Response(pipeline.readable, {
     status: 200,
     headers: {

@@ -50,6 +50,8 @@ export async function admit(app: App, ctx: KeyContext, route: SurfaceRoute) {
   if (!model || (route.onlyFamily && model.family !== route.onlyFamily)) {
     throw new GatewayError("model_not_found", { param: "model" });
   }
+  ctx.trace.family = model.family;
+  ctx.trace.model = model.id;
   const policy = FAMILY_POLICIES[model.family];
   Object.assign(ctx.headers, policy.answerHeaders(route.surface, ctx.requestId));
   policy.admitKey(account);
@@ -65,6 +67,7 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
     : ruled;
   const surface = PROTOCOLS[route.surface];
   const ir = surface.decodeRequest(body);
+  ctx.trace.stream = ir.stream;
   policy.request(model, ir);
   const target = app.upstreams[model.family];
   if (!target) throw new GatewayError("upstream_unavailable");
@@ -135,6 +138,7 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
   reservation.whenSettled(() => app.slots.release());
   reservation.whenSettled(app.inflight.enter()); // an open hold: the shutdown waits for it, then cuts it
   const answer = session && new AnswerTrace(reservation, session);
+  reservation.whenSettled((row) => ctx.trace.settled(row));
 
   const headers: Record<string, string> = {
     ...ctx.headers,

@@ -58,6 +58,8 @@ export interface StreamOptions {
    * for it. Default `stream_service_error`.
    */
   brokenError?(): GatewayError;
+  /** Told what broke the stream when it was not a GatewayError (a read failure, a codec bug), for the logs. */
+  onFault?(err: unknown): void;
   /**
    * The run's deadline (the family's run limit): past it, unless the answer already finished, the upstream is
    * aborted and the stream ends with `error()` — also before the first event (the 200 then carries only it).
@@ -198,7 +200,7 @@ export class StreamPipeline {
   /** Upstream cut, malformed frame or a codec bug: one error frame, never a silent close. */
   #asStreamError(err: unknown): GatewayError {
     if (err instanceof GatewayError) return err;
-    console.error(`stream ${this.#opts.requestId} failed: ${err}`);
+    this.#opts.onFault?.(err);
     return this.#broken();
   }
 

@@ -13,6 +13,11 @@ export interface Route<H> {
   envelope: Envelope;
   auth: RouteAuth;
   handler: H;
+  /**
+   * The `surface` its requests are counted and logged under (a generation surface, `models`, `files`…);
+   * none for the operator's probes (health, readiness, metrics), which are neither (src/telemetry/).
+   */
+  label?: string;
 }
 
 interface Compiled<H> extends Route<H> {

@@ -1,6 +1,8 @@
 /** Every endpoint of spec §4 (and the operator API) in one table, each with who may call it. */
 import { adminCreateKey, adminGetKey, adminKeyAction, adminLedger } from "../admin/api.ts";
 import { adminGetTariff, adminSetTariff } from "../admin/tariff_api.ts";
+import { healthz, readyz } from "../admin/health.ts";
+import { metricsHandler } from "../admin/metrics.ts";
 import type { App } from "../app.ts";
 import { listModels } from "../engine/list_models.ts";
 import type { Family } from "../catalog/models.ts";
@@ -24,13 +26,23 @@ const surface = (s: SurfaceRoute["surface"], family: Family | undefined): KeyHan
 const counting = (family: Family | undefined): KeyHandler => (app, ctx) =>
   countTokens(app, ctx, { surface: "anthropic", ...only(family) });
 
-/** A key route: its envelope renders every error, authentication included (spec §7.1). */
-const key = (method: string, path: string, envelope: Envelope, handler: KeyHandler): Route<Handler> => ({
+/**
+ * A key route: its envelope renders every error, authentication included (spec §7.1); `label` is the
+ * surface its requests are counted and logged under.
+ */
+const key = (
+  method: string,
+  path: string,
+  envelope: Envelope,
+  label: string,
+  handler: KeyHandler,
+): Route<Handler> => ({
   method,
   path,
   envelope,
   auth: "key",
   handler: handler as Handler, // the server sets ctx.account on every "key" route before the call
+  label,
 });
 const admin = (method: string, path: string, handler: Handler): Route<Handler> => ({
   method,
@@ -38,30 +50,43 @@ const admin = (method: string, path: string, handler: Handler): Route<Handler> =
   envelope: "openai",
   auth: "admin",
   handler,
+  label: "admin",
+});
+/** The operator's probes: no label, so neither counted nor logged; no key, so no request rate. */
+const probe = (path: string, auth: "none" | "admin", handler: Handler): Route<Handler> => ({
+  method: "GET",
+  path,
+  envelope: "openai",
+  auth,
+  handler,
 });
 
 export const ROUTES: Route<Handler>[] = [
   // spec §4.1, §9: every family under /v1; theta also under its own prefix, which accepts only theta models.
   ...([["/v1", undefined], ["/theta/v1", "theta"]] as const).flatMap(([base, family]) => [
-    key("POST", `${base}/messages`, "anthropic", surface("anthropic", family)),
-    key("POST", `${base}/messages/count_tokens`, "anthropic", counting(family)),
-    key("POST", `${base}/chat/completions`, "openai", surface("openai_chat", family)),
-    key("POST", `${base}/responses`, "openai", surface("openai_responses", family)),
+    key("POST", `${base}/messages`, "anthropic", "anthropic", surface("anthropic", family)),
+    key("POST", `${base}/messages/count_tokens`, "anthropic", "count_tokens", counting(family)),
+    key("POST", `${base}/chat/completions`, "openai", "openai_chat", surface("openai_chat", family)),
+    key("POST", `${base}/responses`, "openai", "openai_responses", surface("openai_responses", family)),
   ]),
-  key("GET", "/v1/models", "openai", listModels),
-  key("POST", "/v1/files", "detail", postFile),
-  key("GET", "/v1/files", "detail", listFiles),
-  key("GET", "/v1/files/:id", "detail", getFile),
-  key("DELETE", "/v1/files/:id", "detail", deleteFile),
-  key("GET", "/v1/files/:id/content", "detail", getFileContent),
-  key("POST", "/v1/alpha/search", "openai", searchHandler),
-  key("POST", "/v1/alpha/fetch", "openai", fetchHandler),
-  key("GET", "/v1/usage", "detail", getUsage),
-  key("GET", "/v1/usage/requests", "detail", getUsageRequests),
+  key("GET", "/v1/models", "openai", "models", listModels),
+  key("POST", "/v1/files", "detail", "files", postFile),
+  key("GET", "/v1/files", "detail", "files", listFiles),
+  key("GET", "/v1/files/:id", "detail", "files", getFile),
+  key("DELETE", "/v1/files/:id", "detail", "files", deleteFile),
+  key("GET", "/v1/files/:id/content", "detail", "files", getFileContent),
+  key("POST", "/v1/alpha/search", "openai", "search", searchHandler),
+  key("POST", "/v1/alpha/fetch", "openai", "fetch", fetchHandler),
+  key("GET", "/v1/usage", "detail", "usage", getUsage),
+  key("GET", "/v1/usage/requests", "detail", "usage", getUsageRequests),
   admin("POST", "/admin/keys", adminCreateKey),
   admin("GET", "/admin/keys/:id", adminGetKey),
   admin("POST", "/admin/keys/:id/:action", adminKeyAction),
   admin("GET", "/admin/tariff", adminGetTariff),
   admin("GET", "/admin/ledger", adminLedger),
   admin("POST", "/admin/tariff", adminSetTariff),
+  // README "Operating the gateway": liveness, readiness, and the metrics behind the admin token.
+  probe("/healthz", "none", healthz),
+  probe("/readyz", "none", readyz),
+  probe("/metrics", "admin", metricsHandler),
 ];

@@ -7,6 +7,7 @@ import type { Account } from "../accounts/accounts.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { KeyContext, RouteContext } from "../request/context.ts";
 import { type Envelope, errorResponse } from "../errors/render.ts";
+import { RequestTrace } from "../telemetry/request_trace.ts";
 import { requestLimits } from "./rate_limits.ts";
 import { checkHeadSize, checkHost } from "./request_head.ts";
 import { shuttingDown } from "./shutdown.ts";
@@ -25,6 +26,9 @@ export function createHandler(app: App): (req: Request, conn: ConnMeta) => Promi
     const requestId = app.newId("req_");
     const url = new URL(req.url);
     const m = router.match(req.method, url.pathname);
+    const route = m.kind === "found" ? m.route : undefined;
+    // Counted and logged once it ends (src/telemetry/); an unrouted request under surface "none".
+    const trace = new RequestTrace(app, requestId, route ? route.label : "none", route?.path);
     const envelope: Envelope = m.kind === "found"
       ? m.route.envelope
       : m.kind === "method_not_allowed"
@@ -43,7 +47,7 @@ export function createHandler(app: App): (req: Request, conn: ConnMeta) => Promi
       if (m.kind === "method_not_allowed") {
         throw new GatewayError("method_not_allowed", { headers: { allow: m.allow.join(", ") } });
       }
-      const ctx: RouteContext = { req, url, requestId, params: m.params, envelope, headers };
+      const ctx: RouteContext = { req, url, requestId, params: m.params, envelope, headers, trace };
       // The authentication stage, per route (handlers never authenticate themselves), with the gateway's
       // own request rates around it: the client's address before the key is looked at, the key after.
       if (m.route.auth === "key") {
@@ -52,17 +56,23 @@ export function createHandler(app: App): (req: Request, conn: ConnMeta) => Promi
         leave = app.inflight.enter();
         limits.admitAddress(req.headers, conn.peer, app.now());
         const account = await authenticate(req.headers, app.accounts, app.now());
+        trace.keyId = account.rec.id;
         limits.admitKey(account.rec.id, app.now());
         (ctx as KeyContext).account = keyed = account;
       } else if (m.route.auth === "admin") requireAdmin(app.config.ADMIN_TOKEN, req.headers);
       const res = await m.route.handler(app, ctx);
       if (app.simulated) res.headers.set(SIMULATED_HEADER, "true");
+      if (!trace.deferred) trace.end(res.status); // a stream ends with its pipeline
       return res;
     } catch (err) {
       if (!(err instanceof GatewayError)) {
-        console.error(`request ${requestId} failed: ${err instanceof Error ? err.stack : err}`);
+        app.log.error("request failed", {
+          request_id: requestId,
+          error: err instanceof Error ? err.stack ?? err.name : typeof err,
+        });
       }
       const gerr = err instanceof GatewayError ? err : new GatewayError("internal_error");
+      trace.end(gerr.status, gerr.code);
       if (keyed) await suspensions.refused(keyed, gerr.code, app.now()); // the automatic suspension rule
       // Drain an unread body so the connection can be reused (bounded: we only cancel).
       if (req.body && !req.bodyUsed) req.body.cancel().catch(() => {});

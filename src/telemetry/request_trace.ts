@@ -1,0 +1,140 @@
+/**
+ * What one API request did, filled in as it passes the layers — the server (route, key), the engine (family,
+ * model, the upstream call, the settlement) — and reported once when it ends: the request metrics and one log
+ * line (README "Operating the gateway"). It ends when the server has its answer, or, for a stream, when the
+ * stream ends (`endsWithStream`). Durations run on the monotonic clock (`performance.now`): `app.now` is the
+ * wall clock, which tests move. Only identifiers, counts, codes and money are kept: never a key or content.
+ */
+import type { Family } from "../catalog/models.ts";
+import { formatUsd } from "../money/usd.ts";
+import type { UsageRow } from "../store/types.ts";
+import type { Logger } from "../util/log.ts";
+import type { GatewayMetrics } from "./metrics.ts";
+
+export interface Telemetry {
+  metrics: GatewayMetrics;
+  log: Logger;
+}
+
+export class RequestTrace {
+  readonly startedAt = performance.now();
+  /** The key's id once authenticated (never the key). */
+  keyId: string | undefined;
+  /** The catalog model, once the request named one that exists. */
+  family: Family | undefined;
+  model: string | undefined;
+  stream = false;
+  #row: UsageRow | undefined;
+  #upstreamAt: number | undefined;
+  #headAt: number | undefined;
+  #upstreamEndAt: number | undefined;
+  #streaming = false;
+  #ended = false;
+
+  /**
+   * `surface`: the route's label (a generation surface, `models`, `files`…); undefined for the operator's
+   * probes (health, readiness, metrics), which are neither counted nor logged.
+   */
+  constructor(
+    private readonly telemetry: Telemetry,
+    readonly requestId: string,
+    readonly surface: string | undefined,
+    readonly route: string | undefined,
+  ) {}
+
+  /** The upstream call goes out (the first attempt, if it is retried): in flight until settled. */
+  upstreamStarted(): void {
+    if (this.#upstreamAt !== undefined) return;
+    this.#upstreamAt = performance.now();
+    this.telemetry.metrics.upstreamInflight.labels(this.family ?? "none").inc();
+  }
+
+  /** The upstream's response head arrived. */
+  upstreamHead(): void {
+    if (this.#upstreamAt !== undefined) this.#headAt ??= performance.now();
+  }
+
+  /** The hold settled: the upstream exchange is over (what follows is the gateway's own time). */
+  settled(row: UsageRow): void {
+    this.#row = row;
+    this.telemetry.metrics.settled(row);
+    this.#upstreamDone();
+  }
+
+  /** The answer is a stream that has gone out: the request ends with it (`end` from the pipeline). */
+  endsWithStream(): void {
+    if (this.#ended || this.#streaming) return;
+    this.#streaming = true;
+    this.telemetry.metrics.openStreams.inc();
+  }
+
+  /** Whether the request ends later, with its stream. */
+  get deferred(): boolean {
+    return this.#streaming;
+  }
+
+  /** The request is over with this HTTP status (and error code: a refusal, or a stream's error frame). Once. */
+  end(status: number, code?: string): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    if (this.#streaming) this.telemetry.metrics.openStreams.dec();
+    this.#upstreamDone(); // a path that never settled still leaves the in-flight gauge
+    if (this.surface === undefined) return;
+    const totalMs = performance.now() - this.startedAt;
+    const at = this.#upstreamAt;
+    const upstreamMs = at === undefined ? undefined : this.#upstreamEndAt! - at;
+    const upstreamTtfbMs = at === undefined || this.#headAt === undefined ? undefined : this.#headAt - at;
+    const family = this.family ?? "none";
+    const row = this.#row;
+    this.telemetry.metrics.requestEnded({
+      family,
+      surface: this.surface,
+      status,
+      code,
+      totalMs,
+      upstreamTtfbMs,
+      upstreamMs,
+      cancelled: row?.status === "cancelled",
+    });
+    const log = this.telemetry.log;
+    if (!log.enabled("info")) return;
+    log.info("request", {
+      request_id: this.requestId,
+      route: this.route ?? null,
+      surface: this.surface,
+      key_id: this.keyId ?? null,
+      family: this.family ?? null,
+      model: this.model ?? null,
+      stream: this.stream,
+      status,
+      code: code ?? null,
+      ...usageFields(row),
+      total_ms: ms(totalMs),
+      upstream_ttfb_ms: upstreamTtfbMs === undefined ? null : ms(upstreamTtfbMs),
+      upstream_ms: upstreamMs === undefined ? null : ms(upstreamMs),
+    });
+  }
+
+  #upstreamDone(): void {
+    if (this.#upstreamAt === undefined || this.#upstreamEndAt !== undefined) return;
+    this.#upstreamEndAt = performance.now();
+    this.telemetry.metrics.upstreamInflight.labels(this.family ?? "none").dec();
+  }
+}
+
+/** The settlement's figures; null when the request held nothing (refused before the hold, not a generation). */
+function usageFields(row: UsageRow | undefined): Record<string, unknown> {
+  return {
+    input_tokens: row?.inputTokens ?? null,
+    cached_input_tokens: row?.cachedInputTokens ?? null,
+    output_tokens: row?.outputTokens ?? null,
+    web_search_requests: row?.webSearchRequests ?? null,
+    reserved_usd: row ? formatUsd(row.reserved) : null,
+    charged_usd: row ? formatUsd(row.charged) : null,
+    written_off_usd: row && row.writtenOff > 0n ? formatUsd(row.writtenOff) : null,
+    usage_source: row?.usageSource ?? null,
+    usage_status: row?.status ?? null,
+  };
+}
+
+const ms = (v: number) => Math.round(v * 100) / 100;

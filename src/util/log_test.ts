@@ -1,0 +1,33 @@
+import assert from "node:assert/strict";
+import { Logger } from "./log.ts";
+
+Deno.test("logger: one JSON line per call at or above the level, ts/level/msg first", () => {
+  const lines: string[] = [];
+  const log = new Logger("warn", (l) => lines.push(l), () => Date.UTC(2025, 0, 2, 3, 4, 5));
+  log.info("dropped", { a: 1 });
+  log.debug("dropped");
+  log.warn("kept", { request_id: "req_1", n: 2 });
+  log.error("also kept");
+  assert.equal(lines.length, 2);
+  assert.equal(
+    lines[0],
+    '{"ts":"2025-01-02T03:04:05.000Z","level":"warn","msg":"kept","request_id":"req_1","n":2}',
+  );
+  assert.deepEqual(JSON.parse(lines[1]!), {
+    ts: "2025-01-02T03:04:05.000Z",
+    level: "error",
+    msg: "also kept",
+  });
+  assert.equal(log.enabled("info"), false);
+  assert.equal(log.enabled("error"), true);
+});
+
+Deno.test("logger: a line that cannot be built or written is dropped, never thrown", () => {
+  const failing = new Logger("info", () => {
+    throw new Error("stdout closed");
+  });
+  failing.info("request", { a: 1 });
+  const lines: string[] = [];
+  new Logger("info", (l) => lines.push(l)).info("request", { money: 1n });
+  assert.deepEqual(lines, []);
+});

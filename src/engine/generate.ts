@@ -119,6 +119,7 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
   // A capacity slot before anything is held (README "Errors"), given back when the request settles.
   app.slots.take(isPriority(route.surface, body, call.fields));
   let reservation: Reservation;
+  ctx.trace.reserving();
   try {
     reservation = await reserve(app.accounts.ledger, app.tariff, {
       account,
@@ -135,6 +136,7 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
     app.slots.release();
     throw err;
   }
+  ctx.trace.reserved();
   reservation.whenSettled(() => app.slots.release());
   reservation.whenSettled(app.inflight.enter()); // an open hold: the shutdown waits for it, then cuts it
   const answer = session && new AnswerTrace(reservation, session);

@@ -56,7 +56,7 @@ export function createHandler(app: App): (req: Request, conn: ConnMeta) => Promi
         leave = app.inflight.enter();
         limits.admitAddress(req.headers, conn.peer, app.now());
         const account = await authenticate(req.headers, app.accounts, app.now());
-        trace.keyId = account.rec.id;
+        trace.authenticated(account.rec.id);
         limits.admitKey(account.rec.id, app.now());
         (ctx as KeyContext).account = keyed = account;
       } else if (m.route.auth === "admin") requireAdmin(app.config.ADMIN_TOKEN, req.headers);

@@ -10,6 +10,7 @@ import { formatUsd } from "../money/usd.ts";
 import type { UsageRow } from "../store/types.ts";
 import type { Logger } from "../util/log.ts";
 import type { GatewayMetrics } from "./metrics.ts";
+import { RequestSpans, TRACING } from "./spans.ts";
 
 export interface Telemetry {
   metrics: GatewayMetrics;
@@ -25,8 +26,13 @@ export class RequestTrace {
   model: string | undefined;
   stream = false;
   #row: UsageRow | undefined;
+  #authAt: number | undefined;
+  #reservingAt: number | undefined;
+  #reservedAt: number | undefined;
   #upstreamAt: number | undefined;
   #headAt: number | undefined;
+  #settledAt: number | undefined;
+  #streamAt: number | undefined;
   #upstreamEndAt: number | undefined;
   #streaming = false;
   #ended = false;
@@ -41,6 +47,22 @@ export class RequestTrace {
     readonly surface: string | undefined,
     readonly route: string | undefined,
   ) {}
+
+  /** The key is known (the authentication stage passed). */
+  authenticated(keyId: string): void {
+    this.keyId = keyId;
+    this.#authAt = performance.now();
+  }
+
+  /** The request passed its rules and goes to the hold. */
+  reserving(): void {
+    this.#reservingAt = performance.now();
+  }
+
+  /** The hold is placed. */
+  reserved(): void {
+    this.#reservedAt = performance.now();
+  }
 
   /** The upstream call goes out (the first attempt, if it is retried): in flight until settled. */
   upstreamStarted(): void {
@@ -57,6 +79,7 @@ export class RequestTrace {
   /** The hold settled: the upstream exchange is over (what follows is the gateway's own time). */
   settled(row: UsageRow): void {
     this.#row = row;
+    this.#settledAt = performance.now();
     this.telemetry.metrics.settled(row);
     this.#upstreamDone();
   }
@@ -65,6 +88,7 @@ export class RequestTrace {
   endsWithStream(): void {
     if (this.#ended || this.#streaming) return;
     this.#streaming = true;
+    this.#streamAt = performance.now();
     this.telemetry.metrics.openStreams.inc();
   }
 
@@ -80,7 +104,9 @@ export class RequestTrace {
     if (this.#streaming) this.telemetry.metrics.openStreams.dec();
     this.#upstreamDone(); // a path that never settled still leaves the in-flight gauge
     if (this.surface === undefined) return;
-    const totalMs = performance.now() - this.startedAt;
+    const now = performance.now();
+    if (TRACING) this.#spans(now, status, code);
+    const totalMs = now - this.startedAt;
     const at = this.#upstreamAt;
     const upstreamMs = at === undefined ? undefined : this.#upstreamEndAt! - at;
     const upstreamTtfbMs = at === undefined || this.#headAt === undefined ? undefined : this.#headAt - at;
@@ -113,6 +139,21 @@ export class RequestTrace {
       upstream_ttfb_ms: upstreamTtfbMs === undefined ? null : ms(upstreamTtfbMs),
       upstream_ms: upstreamMs === undefined ? null : ms(upstreamMs),
     });
+  }
+
+  /** The request's stages as spans, from the marks taken on the way (spans.ts). */
+  #spans(now: number, status: number, code: string | undefined): void {
+    const spans = new RequestSpans(this.requestId, this.surface!, this.route, this.startedAt);
+    const stage = (name: string, from: number | undefined, to: number | undefined) => {
+      if (from !== undefined && to !== undefined) spans.stage(name, from, to);
+    };
+    stage("auth", this.startedAt, this.#authAt);
+    stage("rules", this.#authAt ?? this.startedAt, this.#reservingAt);
+    stage("reserve", this.#reservingAt, this.#reservedAt);
+    stage("upstream_first_byte", this.#upstreamAt, this.#headAt);
+    stage("stream", this.#streamAt, this.#streaming ? now : undefined);
+    stage("settle", this.#settledAt, this.#settledAt);
+    spans.end(now, status, code, this.family, this.model);
   }
 
   #upstreamDone(): void {

@@ -17,6 +17,7 @@
 import type { Account, Accounts } from "../accounts/accounts.ts";
 import type { Config } from "../config/env.ts";
 import { type ErrorCode, errorSpec } from "../errors/codes.ts";
+import type { Logger } from "../util/log.ts";
 import { GcraLimiter, type RateLimiter } from "../util/rate_limiter.ts";
 
 /** The refusals that count: every 400 about the request (spec §7.2 "bad body or parameter") but these. */
@@ -33,6 +34,7 @@ export class SuspensionRule {
   constructor(
     config: Pick<Config, "SUSPEND_BAD_REQUESTS" | "SUSPEND_WINDOW_MS" | "SUSPEND_FOR_MS">,
     private readonly accounts: Accounts,
+    private readonly log: Logger,
   ) {
     const n = config.SUSPEND_BAD_REQUESTS;
     this.#bucket = n > 0
@@ -47,11 +49,16 @@ export class SuspensionRule {
     const until = now + this.#forMs;
     const current = acc.rec.suspendedUntil;
     if (current !== null && current >= until) return;
+    const fields = { key_id: acc.rec.id, until: new Date(until).toISOString(), rule: "bad_input" };
     try {
       await this.accounts.suspend(acc.rec.id, until);
+      this.log.warn("key suspended", fields);
     } catch (err) {
       // In memory the key is suspended already; only its durability failed (the refusal still goes out).
-      console.error(`suspending key ${acc.rec.id} failed: ${err instanceof Error ? err.message : err}`);
+      this.log.error("key suspended, not durably", {
+        ...fields,
+        error: err instanceof Error ? err.message : "?",
+      });
     }
   }
 }

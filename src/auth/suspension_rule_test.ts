@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import type { Account, Accounts } from "../accounts/accounts.ts";
 import { newAccount } from "../accounts/account.ts";
 import { keyRecord } from "../store/test_fixtures.ts";
+import { Logger } from "../util/log.ts";
 import { isBadInput, SuspensionRule } from "./suspension_rule.ts";
 
 const CONFIG = { SUSPEND_BAD_REQUESTS: 2, SUSPEND_WINDOW_MS: 60_000, SUSPEND_FOR_MS: 600_000 };
@@ -47,7 +48,7 @@ Deno.test("isBadInput: 400s about the request count; a model's refusal, money, r
 Deno.test("SuspensionRule: the refusal beyond the burst suspends through Accounts.suspend, for SUSPEND_FOR_MS", async () => {
   const acc = newAccount(keyRecord("key_1"));
   const { accounts, calls } = fakeAccounts(acc);
-  const rule = new SuspensionRule(CONFIG, accounts);
+  const rule = new SuspensionRule(CONFIG, accounts, new Logger("error", () => {}));
   const now = 1_700_000_000_000;
   await rule.refused(acc, "invalid_json", now);
   await rule.refused(acc, "internal_error", now); // not counted
@@ -62,7 +63,7 @@ Deno.test("SuspensionRule never shortens a longer suspension already set (the op
   const now = 1_700_000_000_000;
   acc.rec.suspendedUntil = now + 86_400_000;
   const { accounts, calls } = fakeAccounts(acc);
-  const rule = new SuspensionRule(CONFIG, accounts);
+  const rule = new SuspensionRule(CONFIG, accounts, new Logger("error", () => {}));
   for (let i = 0; i < 5; i++) await rule.refused(acc, "invalid_json", now);
   assert.deepEqual(calls, []);
   assert.equal(acc.rec.suspendedUntil, now + 86_400_000);

@@ -20,7 +20,7 @@ export function createHandler(app: App): (req: Request, conn: ConnMeta) => Promi
   const router = new Router<Handler>(routes);
   const simHeaders: Record<string, string> = app.simulated ? { [SIMULATED_HEADER]: "true" } : {};
   const limits = requestLimits(app.config);
-  const suspensions = new SuspensionRule(app.config, app.accounts);
+  const suspensions = new SuspensionRule(app.config, app.accounts, app.log);
 
   return async (req: Request, conn: ConnMeta): Promise<Response> => {
     const requestId = app.newId("req_");

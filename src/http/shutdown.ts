@@ -32,14 +32,12 @@ export async function drain(app: App, server: GatewayServer, graceMs: number): P
   app.draining = true;
   void app.accounts.drain();
   const open = app.inflight.count;
-  if (open > 0) {
-    console.error(
-      `shutdown: ${open} request(s) in flight get up to ${graceMs} ms; a second signal ends the grace now`,
-    );
-  }
+  // A second signal ends the grace at once (Gateway.close called again).
+  if (open > 0) app.log.warn("shutdown: draining", { in_flight: open, grace_ms: graceMs });
   const { cut, left } = await app.inflight.drain(graceMs, shuttingDown(), WRITE_OUT_MS);
-  if (cut > 0) console.error(`shutdown: the grace ran out, ${cut} request(s) cut with service_unavailable`);
-  if (left > 0) console.error(`shutdown: ${left} request(s) still running after the cut`);
+  if (cut > 0) {
+    app.log.warn("shutdown: grace over, cut with service_unavailable", { cut, still_running: left });
+  }
   await within(server.shutdown(), WRITE_OUT_MS);
 }
 

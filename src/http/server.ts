@@ -1,4 +1,5 @@
 /** The HTTP layer: request id, routing, and the one place errors become responses. */
+import { StoreUnavailableError } from "../store/unavailable.ts";
 import { type App, SIMULATED_HEADER } from "../app.ts";
 import { requireAdmin } from "../auth/admin_token.ts";
 import { authenticate } from "../auth/authenticate.ts";
@@ -71,7 +72,7 @@ export function createHandler(app: App): (req: Request, conn: ConnMeta) => Promi
           error: err instanceof Error ? err.stack ?? err.name : typeof err,
         });
       }
-      const gerr = err instanceof GatewayError ? err : new GatewayError("internal_error");
+      const gerr = asGatewayError(err);
       trace.end(gerr.status, gerr.code);
       if (keyed) await suspensions.refused(keyed, gerr.code, app.now()); // the automatic suspension rule
       // Drain an unread body so the connection can be reused (bounded: we only cancel).
@@ -81,4 +82,11 @@ export function createHandler(app: App): (req: Request, conn: ConnMeta) => Promi
       leave?.(); // an open stream stays counted through its hold (generate.ts)
     }
   };
+}
+
+/** What a failure answers: its own code; a store that cannot be reached is 503 (spec §7.2), anything else 500. */
+function asGatewayError(err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err;
+  if (err instanceof StoreUnavailableError) return new GatewayError("service_unavailable", { retryAfter: 1 });
+  return new GatewayError("internal_error");
 }

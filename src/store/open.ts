@@ -5,6 +5,8 @@ import { KvStore } from "./kv_store.ts";
 import { describeDatabase, lockStore } from "./pg_connect.ts";
 import { PgStore } from "./pg_store.ts";
 import type { Store } from "./store.ts";
+import { isPgOutage } from "./pg_outage.ts";
+import { guardStore } from "./unavailable.ts";
 
 const lockPath = (dataDir: string) => `${dataDir}/gateway.lock`;
 
@@ -39,7 +41,7 @@ export function describeStore(config: Config): string {
 async function openPostgres(url: string): Promise<Store> {
   const release = await lockStore(url);
   try {
-    return await PgStore.open(url, release);
+    return guardStore(await PgStore.open(url, release), isPgOutage);
   } catch (err) {
     await release();
     throw err;

@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { formatUsd, parseUsd } from "../src/money/usd.ts";
-import { ANTHROPIC_HEADERS, post, type TestGateway, withGateway } from "./harness.ts";
+import { ANTHROPIC_HEADERS, post, withGateway } from "./harness.ts";
+import { tokenCost, usageRows } from "./usage_rows.ts";
 
 const SEARCH = (maxUses: number) => ({ type: "web_search_20250305", name: "web_search", max_uses: maxUses });
 const CENT = parseUsd("0.01");
@@ -17,22 +18,6 @@ function messagesBody(maxUses: number | undefined, text: string) {
     messages: [{ role: "user", content: text }],
     ...(maxUses === undefined ? {} : { tools: [SEARCH(maxUses)] }),
   };
-}
-
-async function usageRows(t: TestGateway, key: string) {
-  const res = await fetch(`${t.url}/v1/usage/requests?limit=100`, {
-    headers: { authorization: `Bearer ${key}` },
-  });
-  return (await res.json()).data as Record<string, any>[];
-}
-
-/** What a row's tokens cost at its own rates (pico-USD), without the search fee. */
-function tokenCost(row: Record<string, any>): bigint {
-  const perToken = (usdPerMillion: string) => parseUsd(usdPerMillion) / 1_000_000n;
-  const cached = BigInt(row.cached_input_tokens);
-  return (BigInt(row.input_tokens) - cached) * perToken(row.rates_usd_per_million.input) +
-    cached * perToken(row.rates_usd_per_million.cache_read) +
-    BigInt(row.output_tokens) * perToken(row.rates_usd_per_million.output);
 }
 
 Deno.test("beta: the hold covers max_uses searches; the charge is the reported searches × 0.01, on the row and the balance", () =>

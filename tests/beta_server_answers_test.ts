@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { formatUsd, parseUsd } from "../src/money/usd.ts";
 import { ANTHROPIC_HEADERS, post, type TestGateway, withGateway } from "./harness.ts";
 import { anthropicClient, openaiClient } from "./sdk_util.ts";
+import { tokenCost, usageRows } from "./usage_rows.ts";
 
 const MODEL = "beta-sonnet-5";
 const CENT = parseUsd("0.01");
@@ -62,21 +63,9 @@ function withoutIds(output: any[]): any[] {
 }
 
 async function usageRow(t: TestGateway, key: string, requestId: string | null | undefined) {
-  const res = await fetch(`${t.url}/v1/usage/requests?limit=100`, {
-    headers: { authorization: `Bearer ${key}` },
-  });
-  const row = ((await res.json()).data as Record<string, any>[]).find((r) => r.request_id === requestId);
+  const row = (await usageRows(t, key)).find((r) => r.request_id === requestId);
   assert.ok(row, `no usage row for ${requestId}`);
   return row;
-}
-
-/** What a row's tokens cost at its own rates (pico-USD), without the search fee. */
-function tokenCost(row: Record<string, any>): bigint {
-  const perToken = (usdPerMillion: string) => parseUsd(usdPerMillion) / 1_000_000n;
-  const cached = BigInt(row.cached_input_tokens);
-  return (BigInt(row.input_tokens) - cached) * perToken(row.rates_usd_per_million.input) +
-    cached * perToken(row.rates_usd_per_million.cache_read) +
-    BigInt(row.output_tokens) * perToken(row.rates_usd_per_million.output);
 }
 
 /** The row reports `searches` provider-billed searches, charged 0.01 each on top of its tokens. */

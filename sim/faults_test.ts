@@ -106,6 +106,22 @@ for (const { kind, path, body } of CASES) {
       );
       const plain = await readRaw(await post(sim, path, body("x [[sim:fault=cut_mid]]")));
       assert.equal(plain.failed, true);
+      // Paced: the server may ask for nothing after the last chunk; the break must come anyway.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const paced = await Promise.race([
+        readRaw(
+          await post(
+            sim,
+            path,
+            body("x [[sim:fault=cut_mid]] [[sim:words=40]] [[sim:interval=2]]", { stream: true }),
+          ),
+        ),
+        new Promise<never>((_, reject) =>
+          timer = setTimeout(() => reject(new Error("the cut never came")), 5_000)
+        ),
+      ]).finally(() => clearTimeout(timer));
+      assert.equal(paced.failed, true);
+      assert.equal(sim.active, 0);
       assert.equal(sim.aborted, 0);
     }));
 

@@ -158,10 +158,19 @@ export function streamBody(state: SimState, spec: BodySpec): Response {
         return end(buf + (typeof f === "string" ? truncate(f) : 'data: {"trunc'));
       }
       case "cut_mid":
-        // The declared content-length is never reached: closing now makes the client see a
-        // broken body, without Deno logging a stream error.
+        // The declared content-length is never reached: closing makes the client see a broken body,
+        // without Deno logging a stream error. Closed on the next pull, or on the next turn of the event
+        // loop if the server asks for nothing more (it may not, once a paced chunk was written).
         after = "cut";
-        return push(buf);
+        push(buf);
+        setTimeout(() => {
+          if (done) return;
+          try {
+            ctrl.close();
+          } catch { /* already closed */ }
+          finish(false);
+        }, 0);
+        return;
       case "stall":
         after = "stall";
         return push(buf);

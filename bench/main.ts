@@ -6,6 +6,7 @@
  * the gateway subprocess into a temp dir, summarised in bench/RESULTS-profiled.md).
  */
 import { benchEstimate } from "./estimate_bench.ts";
+import { sectionOf, SOAK_HEADING, withSection } from "./sections.ts";
 import { benchSystemPrefix } from "./system_prefix_bench.ts";
 import { benchFiles } from "./files_bench.ts";
 import { benchHotPath } from "./hot_path_bench.ts";
@@ -192,7 +193,12 @@ if (maxOther > 0.2) {
       "(see the CPU table): the HTTP figures are pessimistic and vary from run to run.",
   );
 }
-const doc = document(m, rows, notes, cpuTable(cpu));
+// The last soak run's record stays (bench/sections.ts).
+const previous = await Deno.readTextFile(`${ROOT}bench/RESULTS.md`).catch(() => "");
+const soak = sectionOf(previous, SOAK_HEADING);
+const doc = soak
+  ? withSection(document(m, rows, notes, cpuTable(cpu)), SOAK_HEADING, soak)
+  : document(m, rows, notes, cpuTable(cpu));
 console.log(table(rows));
 console.log("");
 console.log(cpuTable(cpu));

@@ -5,7 +5,8 @@
  * (holds, streams) and the ledger identity of every key. Loopback only: the simulator and the gateway are
  * subprocesses of this script.
  */
-import { ADMIN_TOKEN, createKeyRecord, memoryOf, startGatewayProc, startSim } from "./procs.ts";
+import { ADMIN_TOKEN, createKeyRecord, memoryOf, ROOT, startGatewayProc, startSim } from "./procs.ts";
+import { SOAK_HEADING, withSection } from "./sections.ts";
 import { parseUsd } from "../src/money/usd.ts";
 
 const SECONDS = Number(Deno.env.get("SOAK_SECONDS") ?? 600);
@@ -180,27 +181,32 @@ try {
   const secondHalf = rss.slice(Math.ceil(rss.length / 2));
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 
-  console.log("\n## Soak (`deno task soak`)\n");
-  console.log(
+  const lines = [`## ${SOAK_HEADING}`, "", `Command: \`SOAK_SECONDS=${SECONDS} deno task soak\``, ""];
+  lines.push(
     `- Date: ${new Date().toISOString()}; ${SECONDS} s at ${rate} requests/s (half of a ` +
       `${peakRps.toFixed(0)}/s peak of the same mix)`,
   );
-  console.log(
+  lines.push(
     `- Requests: ${tally.sent} sent, ${tally.ok} completed, ${tally.refused} refused (non-200), ${tally.failed} failed ` +
       `mid-body, ${tally.left} clients left mid-stream, ${tally.skipped} not started (generator cap), ` +
       `${tally.hung} hung past 60 s`,
   );
-  console.log(
+  lines.push(
     `- RSS: first half mean ${mean(firstHalf).toFixed(1)} MiB, second half mean ${
       mean(secondHalf).toFixed(1)
     } MiB, ` +
       `end ${(final.rssKiB / 1024).toFixed(1)} MiB, peak ${(final.hwmKiB / 1024).toFixed(1)} MiB`,
   );
-  console.log(`- Left open at the end: keys with a hold ${held}, open streams ${openStreams}`);
-  console.log(
+  lines.push(`- Left open at the end: keys with a hold ${held}, open streams ${openStreams}`);
+  lines.push(
     `- Ledger identity (credited = balance + held + spent): broken on ${identityBroken} of ${KEYS} keys`,
   );
-  console.log(`- RSS samples (s: MiB): ${samples.map((s) => `${s.t}: ${s.rssMiB.toFixed(0)}`).join(", ")}`);
+  lines.push(`- RSS samples (s: MiB): ${samples.map((s) => `${s.t}: ${s.rssMiB.toFixed(0)}`).join(", ")}`);
+  const record = lines.join("\n") + "\n";
+  console.log("\n" + record);
+  const file = `${ROOT}bench/RESULTS.md`;
+  await Deno.writeTextFile(file, withSection(await Deno.readTextFile(file), SOAK_HEADING, record));
+  await new Deno.Command(Deno.execPath(), { args: ["fmt", "--quiet", file], stdout: "null" }).output();
 } finally {
   await gw.stop();
   await sim.stop();

@@ -1,0 +1,22 @@
+/**
+ * `bench/RESULTS.md` holds the bench's own tables and the last soak run (`deno task soak`), written by two
+ * scripts: each replaces only its own `## ` section, so neither run erases the other's record.
+ */
+
+/** The `## heading` section of `doc` (heading line to the next `## ` or the end), or "" when absent. */
+export function sectionOf(doc: string, heading: string): string {
+  const start = doc.indexOf(`\n## ${heading}`);
+  if (start < 0) return "";
+  const next = doc.indexOf("\n## ", start + 1);
+  return doc.slice(start + 1, next < 0 ? doc.length : next + 1).trimEnd() + "\n";
+}
+
+/** `doc` with its `## heading` section replaced by `section` (appended when absent). */
+export function withSection(doc: string, heading: string, section: string): string {
+  const old = sectionOf(doc, heading);
+  const body = section.trimEnd() + "\n";
+  if (!old) return doc.trimEnd() + "\n\n" + body;
+  return doc.replace(old, body);
+}
+
+export const SOAK_HEADING = "Soak (`deno task soak`)";

@@ -103,6 +103,8 @@ export function startSim(): Promise<Proc> {
 export interface GatewayOptions {
   /** Directory for a V8 CPU profile of the gateway (written when it exits). */
   cpuProfDir?: string;
+  /** Variables added to (or overriding) the gateway's environment; "" unsets one. */
+  env?: Record<string, string>;
 }
 
 export function startGatewayProc(simUrl: string, opts: GatewayOptions = {}): Promise<Proc> {
@@ -126,6 +128,7 @@ export function startGatewayProc(simUrl: string, opts: GatewayOptions = {}): Pro
       // The hold test opens BENCH_STREAMS (1,000) streams at once: past the default standard share of the
       // capacity slots (1,024 − 103) they would be refused. Unbounded here; the count is still kept.
       MAX_INFLIGHT_UPSTREAM: "0",
+      ...opts.env,
     }),
     "/v1/models",
   );

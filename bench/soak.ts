@@ -109,7 +109,9 @@ async function admin(gw: string, path: string): Promise<any> {
 }
 
 const sim = await startSim();
-const gw = await startGatewayProc(sim.url);
+// A KV file, as in production: an in-memory store would keep every usage row in RAM and read as a leak.
+const dataDir = await Deno.makeTempDir({ prefix: "soak-" });
+const gw = await startGatewayProc(sim.url, { env: { DATABASE_URL: "", DATA_DIR: dataDir } });
 try {
   const records = await Promise.all(
     Array.from({ length: KEYS }, () => createKeyRecord(gw.url, "1000000.00")),
@@ -210,4 +212,5 @@ try {
 } finally {
   await gw.stop();
   await sim.stop();
+  await Deno.remove(dataDir, { recursive: true });
 }

@@ -2,11 +2,8 @@
 import type { Config } from "../config/env.ts";
 import { DataDirInUseError } from "./in_use.ts";
 import { KvStore } from "./kv_store.ts";
-import { describeDatabase, lockStore } from "./pg_connect.ts";
-import { PgStore } from "./pg_store.ts";
+import { describeDatabase } from "./pg_url.ts";
 import type { Store } from "./store.ts";
-import { isPgOutage } from "./pg_outage.ts";
-import { guardStore } from "./unavailable.ts";
 
 const lockPath = (dataDir: string) => `${dataDir}/gateway.lock`;
 
@@ -37,15 +34,13 @@ export function describeStore(config: Config): string {
     : `the Postgres store ${describeDatabase(url)}`;
 }
 
-/** `url` is a postgres:// URL (the configuration checked it). The single-writer lock first, so a refused process never migrates a store another one serves. */
+/**
+ * `url` is a postgres:// URL (the configuration checked it). The Postgres client is loaded only here, so a
+ * gateway on the KV file does not carry it.
+ */
 async function openPostgres(url: string): Promise<Store> {
-  const release = await lockStore(url);
-  try {
-    return guardStore(await PgStore.open(url, release), isPgOutage);
-  } catch (err) {
-    await release();
-    throw err;
-  }
+  const { openPgStore } = await import("./pg_open.ts");
+  return await openPgStore(url);
 }
 
 /**

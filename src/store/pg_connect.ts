@@ -1,7 +1,8 @@
 /**
- * Connecting to the Postgres store: the client options, the advisory lock keys, the name of a database as
- * shown to operators (never its password), and the single-writer lock of the serving process.
+ * Connecting to the Postgres store: the client options, the advisory lock keys and the single-writer lock of
+ * the serving process (its name for operators: pg_url.ts).
  */
+import { describeDatabase } from "./pg_url.ts";
 import postgres from "postgres";
 import { DatabaseInUseError } from "./in_use.ts";
 
@@ -14,18 +15,6 @@ export type Sql = postgres.Sql;
 export const LOCKS = { writer: 0x4757_0001, migrate: 0x4757_0002, fileQuota: 0x4757_0003 } as const;
 /** SQL for the second int of a per-store lock: the schema the store's tables live in. */
 export const STORE_LOCK_ID = "hashtext(coalesce(current_schema(), current_setting('search_path')))";
-
-/** The database as operators see it: scheme, user, host, port, database and schema — never the password. */
-export function describeDatabase(url: string): string {
-  try {
-    const u = new URL(url);
-    const user = u.username ? `${decodeURIComponent(u.username)}@` : "";
-    const schema = u.searchParams.get("search_path");
-    return `${u.protocol}//${user}${u.host}${u.pathname}${schema ? ` (schema ${schema})` : ""}`;
-  } catch {
-    return "(unparsable postgres URL)";
-  }
-}
 
 /** A client of the store's database; `name` shows in pg_stat_activity. */
 export function connect(url: string, name: string, opts: postgres.Options<Record<string, never>> = {}): Sql {

@@ -13,10 +13,55 @@ export type LogSink = (line: string) => void;
 const RANK: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 };
 const encoder = new TextEncoder();
 
-export function stdoutSink(line: string): void {
-  const bytes = encoder.encode(line + "\n");
+/** Pending text beyond this is written at once rather than on the next turn (bounds the buffer). */
+const MAX_PENDING_CHARS = 64 * 1024;
+
+export interface BatchedSink {
+  sink: LogSink;
+  /** Writes what is pending now. */
+  flush(): void;
+}
+
+/**
+ * Lines gathered and written together on the next turn of the event loop, so a request's log line costs no
+ * write before its answer goes out and a busy second makes one write per turn, not one per line. `unload`
+ * (a normal exit, Deno.exit) writes what is left; a SIGKILL loses at most one turn's lines.
+ */
+export function batchedSink(
+  write: (bytes: Uint8Array) => void,
+  schedule: (fn: () => void) => void = (fn) => setTimeout(fn, 0),
+): BatchedSink {
+  let pending = "";
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    if (!pending) return;
+    const text = pending;
+    pending = "";
+    write(encoder.encode(text));
+  };
+  return {
+    flush,
+    sink(line) {
+      pending += line + "\n";
+      if (pending.length >= MAX_PENDING_CHARS) return flush();
+      if (!scheduled) {
+        scheduled = true;
+        schedule(flush);
+      }
+    },
+  };
+}
+
+function writeStdout(bytes: Uint8Array): void {
   for (let off = 0; off < bytes.length;) off += Deno.stdout.writeSync(bytes.subarray(off));
 }
+
+/** The process's stdout log, batched per turn; flushed on exit. */
+const stdout = batchedSink(writeStdout);
+globalThis.addEventListener("unload", () => stdout.flush());
+
+export const stdoutSink: LogSink = stdout.sink;
 
 export class Logger {
   readonly #min: number;

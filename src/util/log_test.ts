@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { Logger } from "./log.ts";
+import { batchedSink, Logger } from "./log.ts";
 
 Deno.test("logger: one JSON line per call at or above the level, ts/level/msg first", () => {
   const lines: string[] = [];
@@ -30,4 +30,23 @@ Deno.test("logger: a line that cannot be built or written is dropped, never thro
   const lines: string[] = [];
   new Logger("info", (l) => lines.push(l)).info("request", { money: 1n });
   assert.deepEqual(lines, []);
+});
+
+Deno.test("batchedSink: the lines of one turn go out in one write, on the scheduled turn; a full buffer at once", () => {
+  const writes: string[] = [];
+  let turn: (() => void) | undefined;
+  const out = batchedSink((b) => writes.push(new TextDecoder().decode(b)), (fn) => turn = fn);
+  out.sink("a");
+  out.sink("b");
+  assert.deepEqual(writes, [], "nothing is written before the turn");
+  turn!();
+  assert.deepEqual(writes, ["a\nb\n"]);
+  turn = undefined;
+  out.sink("x".repeat(64 * 1024));
+  assert.equal(writes.length, 2, "a full buffer is written at once");
+  out.sink("c");
+  out.flush();
+  assert.equal(writes[2], "c\n");
+  turn!(); // the turn scheduled for "c" finds nothing left
+  assert.equal(writes.length, 3);
 });

@@ -35,7 +35,7 @@ export interface ConnMeta {
   peer: string;
 }
 
-export type GatewayHandler = (req: Request, conn: ConnMeta) => Promise<Response>;
+export type GatewayHandler = (req: Request, conn: ConnMeta, completed: Promise<void>) => Promise<Response>;
 
 export interface ConnectionBounds {
   /** A new connection must deliver a complete request head within this many ms. */
@@ -125,7 +125,7 @@ export function serveGateway(opts: ServeOptions, handler: GatewayHandler): Gatew
     let fallbackHost = "";
     const server = Deno.serve(
       { hostname: opts.hostname, port: opts.port, onListen: () => {}, onError: internalError },
-      (req, info) => handler(req, { fallbackHost, peer: info.remoteAddr.hostname }),
+      (req, info) => handler(req, { fallbackHost, peer: info.remoteAddr.hostname }, info.completed),
     );
     const addr = server.addr as Deno.NetAddr;
     fallbackHost = fallbackHostFor(addr);
@@ -145,28 +145,37 @@ export function serveGateway(opts: ServeOptions, handler: GatewayHandler): Gatew
     };
     let inflight = 0;
     let finished = false;
+    // One timer per connection, not one per request: it is left running while requests come and go, and
+    // when it fires it checks how long the connection has really been idle (re-armed for the rest).
+    let idleSince = -Infinity;
     let timer: ReturnType<typeof setTimeout> | undefined;
+    let timerAt = Infinity;
     const expire = () => {
       timer = undefined;
-      if (!finished && inflight === 0) server.shutdown().catch(() => {});
+      timerAt = Infinity;
+      if (finished || inflight > 0) return; // `settled` arms it again
+      const left = idleSince + idleTimeoutMs - Date.now();
+      if (left > 0) arm(left);
+      else server.shutdown().catch(() => {});
     };
     const arm = (ms: number) => {
+      clearTimeout(timer);
       timer = setTimeout(expire, ms);
+      timerAt = Date.now() + ms;
     };
     const settled = () => {
-      if (--inflight === 0 && !finished && !closing) arm(idleTimeoutMs);
+      if (--inflight > 0 || finished || closing) return;
+      idleSince = Date.now();
+      // A timer due by the idle deadline is kept (it re-arms itself for the rest); a later one is moved up.
+      if (timerAt > idleSince + idleTimeoutMs) arm(idleTimeoutMs);
     };
     const server = serveOn(
       conn,
       undefined,
       (req, info) => {
         inflight++;
-        if (timer !== undefined) {
-          clearTimeout(timer);
-          timer = undefined;
-        }
         info.completed.then(settled, settled);
-        return handler(req, meta);
+        return handler(req, meta, info.completed);
       },
       internalError,
       () => {},

@@ -14,22 +14,23 @@ import { checkHeadSize, checkHost } from "./request_head.ts";
 import { shuttingDown } from "./shutdown.ts";
 import { Router } from "./router.ts";
 import { type Handler, ROUTES } from "./routes.ts";
-import type { ConnMeta } from "./serve.ts";
+import type { GatewayHandler } from "./serve.ts";
 
-export function createHandler(app: App): (req: Request, conn: ConnMeta) => Promise<Response> {
+export function createHandler(app: App): GatewayHandler {
   const routes = app.config.ADMIN_TOKEN ? ROUTES : ROUTES.filter((r) => !r.path.startsWith("/admin/"));
   const router = new Router<Handler>(routes);
   const simHeaders: Record<string, string> = app.simulated ? { [SIMULATED_HEADER]: "true" } : {};
   const limits = requestLimits(app.config);
   const suspensions = new SuspensionRule(app.config, app.accounts, app.log);
 
-  return async (req: Request, conn: ConnMeta): Promise<Response> => {
+  return async (req, conn, completed) => {
     const requestId = app.newId("req_");
     const url = new URL(req.url);
     const m = router.match(req.method, url.pathname);
     const route = m.kind === "found" ? m.route : undefined;
-    // Counted and logged once it ends (src/telemetry/); an unrouted request under surface "none".
-    const trace = new RequestTrace(app, requestId, route ? route.label : "none", route?.path);
+    // Counted once it ends, logged once its answer is written (src/telemetry/); an unrouted request under
+    // surface "none".
+    const trace = new RequestTrace(app, requestId, route ? route.label : "none", route?.path, completed);
     const envelope: Envelope = m.kind === "found"
       ? m.route.envelope
       : m.kind === "method_not_allowed"

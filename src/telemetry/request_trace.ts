@@ -2,14 +2,15 @@
  * What one API request did, filled in as it passes the layers — the server (route, key), the engine (family,
  * model, the upstream call, the settlement) — and reported once when it ends: the request metrics and one log
  * line (README "Operating the gateway"). It ends when the server has its answer, or, for a stream, when the
- * stream ends (`endsWithStream`). Durations run on the monotonic clock (`performance.now`): `app.now` is the
- * wall clock, which tests move. Only identifiers, counts, codes and money are kept: never a key or content.
+ * stream ends (`endsWithStream`): counted then, while its log line is built once that answer is written, off
+ * the answer's path. Durations run on the monotonic clock (`performance.now`): `app.now` is the wall clock,
+ * which tests move. Only identifiers, counts, codes and money are kept: never a key or content.
  */
 import type { Family } from "../catalog/models.ts";
 import { formatUsd } from "../money/usd.ts";
 import type { UsageRow } from "../store/types.ts";
 import type { Logger } from "../util/log.ts";
-import type { GatewayMetrics } from "./metrics.ts";
+import type { GatewayMetrics, RequestOutcome } from "./metrics.ts";
 import { RequestSpans, TRACING } from "./spans.ts";
 
 export interface Telemetry {
@@ -46,6 +47,9 @@ export class RequestTrace {
     readonly requestId: string,
     readonly surface: string | undefined,
     readonly route: string | undefined,
+    /** Settles once the answer is written (or the client left): the log line waits for it, off the answer's
+     *  path. Without it the line is logged as the request ends. */
+    private readonly written?: Promise<void>,
   ) {}
 
   /** The key is known (the authentication stage passed). */
@@ -110,10 +114,9 @@ export class RequestTrace {
     const at = this.#upstreamAt;
     const upstreamMs = at === undefined ? undefined : this.#upstreamEndAt! - at;
     const upstreamTtfbMs = at === undefined || this.#headAt === undefined ? undefined : this.#headAt - at;
-    const family = this.family ?? "none";
     const row = this.#row;
-    this.telemetry.metrics.requestEnded({
-      family,
+    const outcome: RequestOutcome = {
+      family: this.family ?? "none",
       surface: this.surface,
       status,
       code,
@@ -121,23 +124,30 @@ export class RequestTrace {
       upstreamTtfbMs,
       upstreamMs,
       cancelled: row?.status === "cancelled",
-    });
-    const log = this.telemetry.log;
-    if (!log.enabled("info")) return;
-    log.info("request", {
+    };
+    this.telemetry.metrics.requestEnded(outcome);
+    if (!this.telemetry.log.enabled("info")) return;
+    const line = () => this.#log(outcome, row);
+    if (this.written) this.written.then(line, line);
+    else line();
+  }
+
+  /** The request's log line (README "Operating the gateway"). */
+  #log(o: RequestOutcome, row: UsageRow | undefined): void {
+    this.telemetry.log.info("request", {
       request_id: this.requestId,
       route: this.route ?? null,
-      surface: this.surface,
+      surface: o.surface,
       key_id: this.keyId ?? null,
       family: this.family ?? null,
       model: this.model ?? null,
       stream: this.stream,
-      status,
-      code: code ?? null,
+      status: o.status,
+      code: o.code ?? null,
       ...usageFields(row),
-      total_ms: ms(totalMs),
-      upstream_ttfb_ms: upstreamTtfbMs === undefined ? null : ms(upstreamTtfbMs),
-      upstream_ms: upstreamMs === undefined ? null : ms(upstreamMs),
+      total_ms: ms(o.totalMs),
+      upstream_ttfb_ms: o.upstreamTtfbMs === undefined ? null : ms(o.upstreamTtfbMs),
+      upstream_ms: o.upstreamMs === undefined ? null : ms(o.upstreamMs),
     });
   }
 

@@ -9,14 +9,17 @@ const ticks = new Set<Tick>();
 let period = Infinity;
 let timer: ReturnType<typeof setInterval> | undefined;
 
+/** No registrant left: the interval ends (at its next tick, so back-to-back requests do not re-arm it). */
+function stop(): void {
+  clearInterval(timer);
+  timer = undefined;
+  period = Infinity;
+}
+
 function restart(): void {
   if (timer !== undefined) clearInterval(timer);
-  timer = undefined;
-  if (ticks.size === 0) {
-    period = Infinity;
-    return;
-  }
   timer = setInterval(() => {
+    if (ticks.size === 0) return stop();
     const now = Date.now();
     for (const t of ticks) t(now);
   }, period);
@@ -34,7 +37,6 @@ export function onTick(everyMs: number, tick: Tick): () => void {
   }
   return () => {
     ticks.delete(tick);
-    if (ticks.size === 0) restart();
   };
 }
 

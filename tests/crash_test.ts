@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { startSimulator } from "../sim/server.ts";
-import { admin, freePort, sleep, spawnGateway, waitReady } from "./gateway_process.ts";
+import { admin, freePort, sleep, spawnGateway, tearDown, waitReady } from "./gateway_process.ts";
 import { post } from "./harness.ts";
 
 Deno.test("kill -9 mid-stream: the restarted gateway has released the hold and kept committed settlements", async () => {
@@ -52,12 +52,7 @@ Deno.test("kill -9 mid-stream: the restarted gateway has released the hold and k
     assert.equal(after.balance_usd, settled.balance_usd);
     assert.equal(after.spent_usd, settled.spent_usd);
   } finally {
-    try {
-      proc.kill("SIGKILL");
-    } catch { /* already gone */ }
-    await proc.status;
-    await sim.close();
-    await Deno.remove(dataDir, { recursive: true });
+    await tearDown(proc, sim, dataDir);
   }
 });
 
@@ -119,12 +114,7 @@ Deno.test("SIGTERM then SIGKILL while a stream drains: its delivered part is cha
     assert.equal(second.k.spent_usd, first.k.spent_usd);
     assert.equal(second.k.balance_usd, first.k.balance_usd);
   } finally {
-    try {
-      proc.kill("SIGKILL");
-    } catch { /* already gone */ }
-    await proc.status;
-    await sim.close();
-    await Deno.remove(dataDir, { recursive: true });
+    await tearDown(proc, sim, dataDir);
   }
 });
 

@@ -58,3 +58,13 @@ export async function admin(url: string, method: string, path: string, body?: un
   });
   return await r.json();
 }
+
+/** The end of a process test: the gateway killed (if still running), the simulator closed, the data removed. */
+export async function tearDown(proc: Deno.ChildProcess, sim: { close(): Promise<void> }, dataDir: string) {
+  try {
+    proc.kill("SIGKILL");
+  } catch { /* already gone */ }
+  await proc.status;
+  await sim.close();
+  await Deno.remove(dataDir, { recursive: true });
+}

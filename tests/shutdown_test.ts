@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { parseUsd } from "../src/money/usd.ts";
 import { replaySse } from "../src/protocols/sse_parse.ts";
 import { startSimulator } from "../sim/server.ts";
-import { admin, freePort, sleep, spawnGateway, waitReady } from "./gateway_process.ts";
+import { admin, freePort, sleep, spawnGateway, tearDown, waitReady } from "./gateway_process.ts";
 import { ANTHROPIC_HEADERS, post } from "./harness.ts";
 import { assertCleanEnding, assertErrorEnding, type Surface } from "./sse_client.ts";
 
@@ -150,12 +150,7 @@ Deno.test("SIGTERM: drain with 503s, streams finish within the grace or end with
     );
     assert.equal(k.credited_usd, "20.00");
   } finally {
-    try {
-      proc.kill("SIGKILL");
-    } catch { /* already gone */ }
-    await proc.status;
-    await sim.close();
-    await Deno.remove(dataDir, { recursive: true });
+    await tearDown(proc, sim, dataDir);
   }
 });
 
@@ -181,12 +176,7 @@ Deno.test("a second signal ends the grace at once: the open stream is cut, settl
     assert.equal(err.code, "service_unavailable");
     assert.equal((await proc.status).code, 0);
   } finally {
-    try {
-      proc.kill("SIGKILL");
-    } catch { /* already gone */ }
-    await proc.status;
-    await sim.close();
-    await Deno.remove(dataDir, { recursive: true });
+    await tearDown(proc, sim, dataDir);
   }
 });
 

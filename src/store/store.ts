@@ -6,7 +6,7 @@
  * operations write. Holds are not stored: the Ledger (src/accounts/ledger.ts) keeps them.
  */
 import type { TariffRow } from "../catalog/tariff_seed.ts";
-import type { CommitBatch, KeyMeta, KeyRecord, UsageRow } from "./types.ts";
+import type { CommitBatch, KeyMeta, KeyRecord, LeaseTake, LeaseView, UsageRow } from "./types.ts";
 
 export interface UsagePage {
   rows: UsageRow[];
@@ -112,6 +112,31 @@ export interface Store {
   listToolLoops(keyId: string, now: number): Promise<ToolLoop[]>;
   /** Applies one change to a key's tool loops in one atomic write; a written loop is removed at its `expiresAt`. */
   updateToolLoops(keyId: string, change: ToolLoopChange): Promise<void>;
+  /** A key by the hash of its full key (a key created by another process), or null. */
+  getKeyByHash(hash: string): Promise<KeyRecord | null>;
+  /**
+   * Every key created or whose metadata changed at or after `since` (Unix ms, the writer's clock), with its
+   * money, in any order; a key may be returned again by later calls. Changes are kept for at least an hour.
+   * How processes see each other's admin changes (`src/accounts/key_refresh.ts`).
+   */
+  keyChanges(since: number): Promise<KeyRecord[]>;
+
+  /**
+   * Credit leases (docs/ledger_leases.md). In one atomic step against every other take, commit and renewal
+   * of the key: reads the key's view at `take.now` (expired leases count for nothing and may be deleted),
+   * calls `take.decide`, and unless it decided zero for both: sets the holder's lease to `mine + grant` and its
+   * expiry to `now + ttlMs`, and adds `reserved` to the windows rolled to `now`. Resolves with the view
+   * the decision saw and the grant. Unknown key: rejects.
+   */
+  takeLease(take: LeaseTake): Promise<{ view: LeaseView; grant: bigint }>;
+  /** The key's view for `holder` at `now`, written nothing (the admin view's `leased_usd`). Unknown key: null. */
+  leaseView(keyId: string, holder: string, now: number): Promise<LeaseView | null>;
+  /**
+   * Extends to `now + ttlMs` the holder's leases on `keyIds` that are still live at `now` (an expired lease
+   * is never revived: its credit may be another holder's by now). Resolves with the key ids renewed.
+   */
+  renewLeases(holder: string, keyIds: readonly string[], now: number, ttlMs: number): Promise<string[]>;
+
   /** Ends the store's connections (and releases its single-writer lock, open.ts). */
   close(): Promise<void>;
 }

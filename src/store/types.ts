@@ -42,6 +42,65 @@ export interface MoneyDelta {
   spent: bigint;
   /** Top-ups (≥ 0). */
   credited: bigint;
+  /** Set by a lease ledger (docs/ledger_leases.md): the same atomic write moves its lease and the windows. */
+  lease?: LeaseDelta;
+}
+
+/**
+ * What a lease ledger's settlements and give-backs change besides the counters, in the same atomic write:
+ * the holder's lease of the key shrinks by `spent + returned` (floored at 0; a lease that no longer exists
+ * stays absent), and the key's shared windows, rolled to the batch's `at`, add `spent` to the hour and day
+ * spend and `reserved` to the hour and day reserve.
+ */
+export interface LeaseDelta {
+  holder: string;
+  /** Credit given back from the lease to the key's available credit (≥ 0). */
+  returned: bigint;
+  /** Reserves of settled holds that no take counted yet (≥ 0). */
+  reserved: bigint;
+}
+
+/** A key's shared spend and reserve over the current UTC hour and day (for caps across processes). */
+export interface SharedWindow {
+  /** Start of the hour and of the day the sums belong to (Unix ms); sums of older windows read as zero. */
+  hourStart: number;
+  dayStart: number;
+  hourSpent: bigint;
+  daySpent: bigint;
+  hourReserved: bigint;
+  dayReserved: bigint;
+}
+
+/** A key's shared money as one atomic read sees it at `now`. */
+export interface LeaseView {
+  credited: bigint;
+  spent: bigint;
+  /** Σ of every holder's live lease (expiresAt > now), this holder's included. */
+  leased: bigint;
+  /** This holder's live lease (0 when it has none or it expired). */
+  mine: bigint;
+  /** Rolled to `now`: a window that ended reads as the current one with zero sums. */
+  window: SharedWindow;
+}
+
+/** What a take decides from the view: credit added to the holder's lease, reserve added to the windows. */
+export interface LeaseDecision {
+  grant: bigint;
+  reserved: bigint;
+}
+
+export interface LeaseTake {
+  keyId: string;
+  holder: string;
+  /** Unix ms: expiry is judged against it and the taken lease lives until now + ttlMs. */
+  now: number;
+  ttlMs: number;
+  /**
+   * Decides from the view; pure, since an optimistic store may call it again after a conflict. May throw
+   * (the error propagates and nothing is written). The store refuses (RangeError) a grant or reserve below 0
+   * or a grant above `credited − spent − leased`.
+   */
+  decide(view: LeaseView): LeaseDecision;
 }
 
 export interface UsageRow {
@@ -81,4 +140,6 @@ export interface CommitBatch {
   open?: UsageRow[];
   /** Request ids whose checkpoint is settled now: deleted together with the money deltas. */
   closed?: string[];
+  /** Unix ms the shared windows are rolled to; required when a money delta carries a `lease`. */
+  at?: number;
 }

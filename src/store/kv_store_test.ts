@@ -2,9 +2,10 @@
 import assert from "node:assert/strict";
 import { keyRecord, usageRow } from "./test_fixtures.ts";
 import { KvStore } from "./kv_store.ts";
-import { storeContract } from "./store_contract.ts";
+import { leaseContract } from "./lease_contract.ts";
+import { type StoreBackend, storeContract } from "./store_contract.ts";
 
-storeContract({
+const kv: StoreBackend = {
   name: "kv",
   async fresh() {
     const dir = await Deno.makeTempDir({ prefix: "kv_store_" });
@@ -13,7 +14,9 @@ storeContract({
       remove: () => Deno.remove(dir, { recursive: true }),
     };
   },
-});
+};
+storeContract(kv);
+leaseContract(kv);
 
 /** A store over an in-memory KV whose atomic commits are counted. */
 async function countingStore() {

@@ -11,17 +11,20 @@ import { connect } from "./pg_connect.ts";
 import { migrate, MIGRATIONS } from "./pg_migrations.ts";
 import { PgStore } from "./pg_store.ts";
 import { freshSchema, PG_SKIP_NOTE, TEST_DATABASE_URL, type TestSchema } from "./pg_test_schema.ts";
-import { storeContract } from "./store_contract.ts";
+import { leaseContract } from "./lease_contract.ts";
+import { type StoreBackend, storeContract } from "./store_contract.ts";
 import { keyRecord, usageRow } from "./test_fixtures.ts";
 
-storeContract({
+const postgres: StoreBackend = {
   name: "postgres",
   ...(TEST_DATABASE_URL ? {} : { skip: "TEST_DATABASE_URL unset" }),
   async fresh() {
     const schema = await freshSchema();
     return { open: () => PgStore.open(schema.url), remove: schema.drop };
   },
-});
+};
+storeContract(postgres);
+leaseContract(postgres);
 
 /** A Postgres-only test on a fresh schema, dropped at the end. */
 function pgTest(name: string, fn: (schema: TestSchema) => Promise<void>) {

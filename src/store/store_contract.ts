@@ -21,7 +21,7 @@ export interface StoreBackend {
   fresh(): Promise<StoreLocation>;
 }
 
-interface Ctx {
+export interface Ctx {
   /** The store the test works on (opened before it starts). */
   store: Store;
   /** Another store on the same location: a second writer. */
@@ -30,8 +30,10 @@ interface Ctx {
   reopen(): Promise<Store>;
 }
 
-export function storeContract(backend: StoreBackend): void {
-  const test = (name: string, fn: (ctx: Ctx) => Promise<void>) =>
+/** Registers one contract test on `backend`: a fresh location, every store it opened closed at the end.
+ *  Shared by every contract suite (this one, lease_contract.ts). */
+export function contractTest(backend: StoreBackend) {
+  return (name: string, fn: (ctx: Ctx) => Promise<void>) =>
     Deno.test({
       name: `${backend.name} store: ${name}${backend.skip ? ` [skipped: ${backend.skip}]` : ""}`,
       ignore: backend.skip !== undefined,
@@ -60,6 +62,10 @@ export function storeContract(backend: StoreBackend): void {
         }
       },
     });
+}
+
+export function storeContract(backend: StoreBackend): void {
+  const test = contractTest(backend);
 
   test("commit adds money deltas to the counters and writes usage rows", async ({ store }) => {
     await store.createKey(keyRec("key_a", 100n));

@@ -1,0 +1,501 @@
+/**
+ * The Store contract of credit leases and of what several processes on one store need (store.ts: takeLease,
+ * leaseView, renewLeases, lease deltas in commit, getKeyByHash, keyChanges; design: docs/ledger_leases.md),
+ * one suite for every backend, registered next to storeContract in kv_store_test.ts and pg_store_test.ts.
+ * Times are fixed (a lease's expiry and the windows are judged against the `now` given, never the clock),
+ * except for keyChanges, whose writer stamps changes with its own clock.
+ */
+import assert from "node:assert/strict";
+import type { Store } from "./store.ts";
+import { contractTest, type StoreBackend } from "./store_contract.ts";
+import { keyRecord } from "./test_fixtures.ts";
+import type { KeyRecord, LeaseView, SharedWindow } from "./types.ts";
+
+const HOUR = 3_600_000;
+/** 10:30 UTC: the hour window starts at 10:00, the day window at midnight. */
+const T = Date.UTC(2026, 0, 1, 10, 30);
+const HOUR_10 = Date.UTC(2026, 0, 1, 10);
+const DAY_1 = Date.UTC(2026, 0, 1);
+const TTL = 1_000;
+
+export function leaseContract(backend: StoreBackend): void {
+  const test = contractTest(backend);
+
+  test("takeLease: grants within the available credit; the view is the one decide saw, rolled to now", async ({ store }) => {
+    await store.createKey(funded("key_a", 1_000n));
+    await store.commit({ money: [{ keyId: "key_a", spent: 100n, credited: 0n }], usage: [] });
+    const seen: LeaseView[] = [];
+    const first = await store.takeLease({
+      keyId: "key_a",
+      holder: "h1",
+      now: T,
+      ttlMs: TTL,
+      decide(view) {
+        seen.push(view);
+        return { grant: 300n, reserved: 0n };
+      },
+    });
+    const before = { credited: 1_000n, spent: 100n, leased: 0n, mine: 0n, window: win() };
+    assert.deepEqual(first, { view: before, grant: 300n });
+    assert.deepEqual(seen.at(-1), before, "resolves with the view the decision saw");
+    assert.deepEqual(await store.leaseView("key_a", "h1", T), { ...before, leased: 300n, mine: 300n });
+
+    // The same holder again: its lease grows, the view shows what it had.
+    const second = await take(store, "key_a", "h1", T + 1, 200n);
+    assert.deepEqual(second, { view: { ...before, leased: 300n, mine: 300n }, grant: 200n });
+    assert.deepEqual(await store.leaseView("key_a", "h1", T + 2), { ...before, leased: 500n, mine: 500n });
+
+    // Another holder's lease counts in `leased`, not in `mine`.
+    const other = await take(store, "key_a", "h2", T + 3, 400n);
+    assert.deepEqual(other, { view: { ...before, leased: 500n, mine: 0n }, grant: 400n });
+    assert.deepEqual(await store.leaseView("key_a", "h1", T + 4), { ...before, leased: 900n, mine: 500n });
+    assert.deepEqual(await store.leaseView("key_a", "h2", T + 4), { ...before, leased: 900n, mine: 400n });
+    assert.deepEqual(await store.leaseView("key_a", "h3", T + 4), { ...before, leased: 900n, mine: 0n });
+    // Leases are not money: the counters are untouched.
+    const rec = (await store.getKey("key_a"))!;
+    assert.deepEqual([rec.credited, rec.spent, rec.balance], [1_000n, 100n, 900n]);
+  });
+
+  test("takeLease: a grant of 0 with no reserve writes nothing (no lease, no renewed expiry)", async ({ store }) => {
+    await store.createKey(funded("key_a", 1_000n));
+    await take(store, "key_a", "h1", T, 100n);
+    const held = { credited: 1_000n, spent: 0n, leased: 100n, mine: 100n, window: win() };
+    assert.deepEqual(await take(store, "key_a", "h1", T + 500, 0n), { view: held, grant: 0n });
+    assert.deepEqual(await take(store, "key_a", "h2", T + 500, 0n), {
+      view: { ...held, mine: 0n },
+      grant: 0n,
+    });
+    // h2 got no lease: there is nothing of it to renew.
+    assert.deepEqual(await store.renewLeases("h2", ["key_a"], T + 600, TTL), []);
+    assert.deepEqual(await store.leaseView("key_a", "h1", T + 999), held);
+    // h1's expiry stayed T + TTL: the zero take did not extend it.
+    assert.deepEqual(await store.leaseView("key_a", "h1", T + TTL), { ...held, leased: 0n, mine: 0n });
+  });
+
+  test("takeLease: a throwing decide rejects with its error and writes nothing", async ({ store }) => {
+    await store.createKey(funded("key_a", 1_000n));
+    await take(store, "key_a", "h1", T, 100n, 10n);
+    const boom = new Error("decided against");
+    await assert.rejects(
+      store.takeLease({
+        keyId: "key_a",
+        holder: "h2",
+        now: T + 1,
+        ttlMs: TTL,
+        decide() {
+          throw boom;
+        },
+      }),
+      (e) => e === boom,
+    );
+    const unchanged = {
+      credited: 1_000n,
+      spent: 0n,
+      leased: 100n,
+      mine: 0n,
+      window: win({ hr: 10n, dr: 10n }),
+    };
+    assert.deepEqual(await store.leaseView("key_a", "h2", T + 2), unchanged);
+    assert.deepEqual(await store.renewLeases("h2", ["key_a"], T + 2, TTL), []);
+  });
+
+  test("takeLease: refuses (RangeError) a grant above credited − spent − leased or below 0, and a reserve below 0", async ({ store }) => {
+    await store.createKey(funded("key_a", 1_000n));
+    await store.commit({ money: [{ keyId: "key_a", spent: 100n, credited: 0n }], usage: [] });
+    await take(store, "key_a", "h1", T, 300n);
+    const view = { credited: 1_000n, spent: 100n, leased: 300n, mine: 0n, window: win() };
+    for (const [grant, reserved] of [[601n, 0n], [-1n, 0n], [10n, -1n], [0n, -1n]] as const) {
+      await assert.rejects(
+        take(store, "key_a", "h2", T + 1, grant, reserved),
+        RangeError,
+        `${grant}/${reserved}`,
+      );
+      assert.deepEqual(
+        await store.leaseView("key_a", "h2", T + 1),
+        view,
+        `nothing written: ${grant}/${reserved}`,
+      );
+      assert.deepEqual(await store.renewLeases("h2", ["key_a"], T + 1, TTL), []);
+    }
+    // Exactly the available credit is granted.
+    assert.deepEqual(await take(store, "key_a", "h2", T + 2, 600n), { view, grant: 600n });
+    assert.deepEqual(await store.leaseView("key_a", "h2", T + 2), { ...view, leased: 900n, mine: 600n });
+    await assert.rejects(take(store, "key_a", "h3", T + 2, 1n), RangeError);
+  });
+
+  test("takeLease rejects on an unknown key; leaseView is null for it", async ({ store }) => {
+    await assert.rejects(take(store, "key_none", "h1", T, 0n));
+    await assert.rejects(take(store, "key_none", "h1", T, 1n, 1n));
+    assert.equal(await store.leaseView("key_none", "h1", T), null);
+  });
+
+  test("lease expiry: live until now + ttl exclusive; its credit is then another's; a new take starts from 0", async ({ store }) => {
+    await store.createKey(funded("key_a", 200n));
+    await take(store, "key_a", "h1", T, 120n);
+    const view = (leased: bigint, mine: bigint) => ({
+      credited: 200n,
+      spent: 0n,
+      leased,
+      mine,
+      window: win(),
+    });
+    assert.deepEqual(await store.leaseView("key_a", "h1", T + 999), view(120n, 120n));
+    assert.deepEqual(await store.leaseView("key_a", "h2", T + 999), view(120n, 0n));
+    await assert.rejects(take(store, "key_a", "h2", T + 999, 81n), RangeError, "still leased at T + 999");
+
+    assert.deepEqual(await store.leaseView("key_a", "h1", T + 1_000), view(0n, 0n));
+    assert.deepEqual(await take(store, "key_a", "h2", T + 1_000, 150n), { view: view(0n, 0n), grant: 150n });
+    // h1 again after its expiry: mine is the new grant, not 120 + grant.
+    assert.deepEqual(await take(store, "key_a", "h1", T + 1_000, 50n), { view: view(150n, 0n), grant: 50n });
+    assert.deepEqual(await store.leaseView("key_a", "h1", T + 1_001), view(200n, 50n));
+    assert.deepEqual(await store.leaseView("key_a", "h2", T + 1_001), view(200n, 150n));
+  });
+
+  test("takeLease: reserved adds to the windows rolled to now; the next hour resets the hour, the next day both", async ({ store }) => {
+    await store.createKey(funded("key_a", 1_000n));
+    const at = (hourStart: number, dayStart: number, w: Partial<Sums>) => ({
+      credited: 1_000n,
+      spent: 0n,
+      leased: 0n,
+      mine: 0n,
+      window: win(w, hourStart, dayStart),
+    });
+    await take(store, "key_a", "h1", T, 10n, 40n);
+    await take(store, "key_a", "h2", T + 1, 0n, 5n); // a reserve alone is written too
+    assert.deepEqual(await store.leaseView("key_a", "h3", T + 2), {
+      ...at(HOUR_10, DAY_1, { hr: 45n, dr: 45n }),
+      leased: 10n,
+    });
+    // 11:30: the lease has expired, the hour's sums are gone, the day's kept.
+    const next = T + HOUR;
+    assert.deepEqual(await store.leaseView("key_a", "h3", next), at(HOUR_10 + HOUR, DAY_1, { dr: 45n }));
+    assert.deepEqual(
+      await take(store, "key_a", "h3", next, 0n, 7n),
+      { view: at(HOUR_10 + HOUR, DAY_1, { dr: 45n }), grant: 0n },
+      "the view a take sees is rolled to its now, before its own reserve",
+    );
+    assert.deepEqual(
+      await store.leaseView("key_a", "h3", next + 1),
+      at(HOUR_10 + HOUR, DAY_1, { hr: 7n, dr: 52n }),
+    );
+    const tomorrow = Date.UTC(2026, 0, 2, 0, 15);
+    const tomorrowHour = Date.UTC(2026, 0, 2, 0);
+    assert.deepEqual(
+      await store.leaseView("key_a", "h3", tomorrow),
+      at(tomorrowHour, Date.UTC(2026, 0, 2), {}),
+    );
+  });
+
+  test("renewLeases extends only the holder's live leases on the keys given, and names them", async ({ store }) => {
+    for (const id of ["k1", "k2", "k3", "k4"]) await store.createKey(funded(id, 1_000n));
+    await take(store, "k1", "h1", T, 100n);
+    await take(store, "k1", "h2", T, 200n);
+    await take(store, "k2", "h1", T, 100n, 0n, 100); // expired by the renewal at T + 500
+    await take(store, "k4", "h1", T, 100n); // live, but not among the keys renewed
+    // k3: h1 has no lease there.
+    const renewed = await store.renewLeases("h1", ["k1", "k2", "k3"], T + 500, 2_000);
+    assert.deepEqual([...renewed].sort(), ["k1"]);
+
+    const view = (leased: bigint, mine: bigint) => ({
+      credited: 1_000n,
+      spent: 0n,
+      leased,
+      mine,
+      window: win(),
+    });
+    // At T + TTL the leases not renewed are gone, h1's on k1 lives until T + 2_500.
+    assert.deepEqual(await store.leaseView("k1", "h1", T + TTL), view(100n, 100n));
+    assert.deepEqual(
+      await store.leaseView("k1", "h2", T + TTL),
+      view(100n, 0n),
+      "h2's lease was not renewed",
+    );
+    assert.deepEqual(await store.leaseView("k4", "h1", T + TTL), view(0n, 0n));
+    assert.deepEqual(
+      await store.leaseView("k2", "h1", T + 500),
+      view(0n, 0n),
+      "an expired lease is not revived",
+    );
+    assert.deepEqual(await store.leaseView("k3", "h1", T + 500), view(0n, 0n));
+    assert.deepEqual(await store.leaseView("k1", "h1", T + 2_499), view(100n, 100n));
+    assert.deepEqual(await store.leaseView("k1", "h1", T + 2_500), view(0n, 0n));
+    assert.deepEqual(
+      await store.renewLeases("h1", ["k1", "k2"], T + 2_500, 2_000),
+      [],
+      "nothing live is left",
+    );
+  });
+
+  test("commit with lease deltas: spent moves out of the lease, the rest is given back, windows add spent and reserved", async ({ store }) => {
+    await store.createKey(funded("key_a", 1_000n));
+    // Both live past the hour the commits below reach.
+    await take(store, "key_a", "h1", T, 100n, 0n, 2 * HOUR);
+    await take(store, "key_a", "h2", T, 200n, 0n, 2 * HOUR);
+    const view = (spent: bigint, leased: bigint, mine: bigint, w: Partial<Sums>, hourStart = HOUR_10) => ({
+      credited: 1_000n,
+      spent,
+      leased,
+      mine,
+      window: win(w, hourStart),
+    });
+    await store.commit({
+      money: [{
+        keyId: "key_a",
+        spent: 30n,
+        credited: 0n,
+        lease: { holder: "h1", returned: 20n, reserved: 50n },
+      }],
+      usage: [],
+      at: T,
+    });
+    assert.equal((await store.getKey("key_a"))!.spent, 30n);
+    assert.deepEqual(
+      await store.leaseView("key_a", "h1", T + 1),
+      view(30n, 250n, 50n, { hs: 30n, ds: 30n, hr: 50n, dr: 50n }),
+    );
+
+    // Two deltas of one batch on the same lease both count.
+    await store.commit({
+      money: [
+        { keyId: "key_a", spent: 10n, credited: 0n, lease: { holder: "h1", returned: 5n, reserved: 0n } },
+        { keyId: "key_a", spent: 20n, credited: 0n, lease: { holder: "h1", returned: 0n, reserved: 7n } },
+      ],
+      usage: [],
+      at: T + 1,
+    });
+    assert.deepEqual(
+      await store.leaseView("key_a", "h1", T + 2),
+      view(60n, 215n, 15n, { hs: 60n, ds: 60n, hr: 57n, dr: 57n }),
+    );
+
+    // More than is left of the lease: it is floored at 0, all of the spend still counts; rolled to `at`.
+    await store.commit({
+      money: [{
+        keyId: "key_a",
+        spent: 40n,
+        credited: 0n,
+        lease: { holder: "h1", returned: 20n, reserved: 0n },
+      }],
+      usage: [],
+      at: T + HOUR,
+    });
+    const nextHour = { hs: 40n, ds: 100n, hr: 0n, dr: 57n };
+    assert.deepEqual(
+      await store.leaseView("key_a", "h1", T + HOUR),
+      view(100n, 200n, 0n, nextHour, HOUR_10 + HOUR),
+    );
+    assert.deepEqual(
+      await store.leaseView("key_a", "h2", T + HOUR),
+      view(100n, 200n, 200n, nextHour, HOUR_10 + HOUR),
+    );
+
+    // A holder with no lease: none appears, the spend and the windows count.
+    await store.commit({
+      money: [{
+        keyId: "key_a",
+        spent: 5n,
+        credited: 0n,
+        lease: { holder: "h3", returned: 5n, reserved: 1n },
+      }],
+      usage: [],
+      at: T + HOUR,
+    });
+    const after = { hs: 45n, ds: 105n, hr: 1n, dr: 58n };
+    assert.deepEqual(
+      await store.leaseView("key_a", "h3", T + HOUR),
+      view(105n, 200n, 0n, after, HOUR_10 + HOUR),
+    );
+    assert.deepEqual(
+      await store.renewLeases("h3", ["key_a"], T + HOUR, TTL),
+      [],
+      "the absent lease stays absent",
+    );
+
+    // Deltas without a lease move the counters only, with or without `at`.
+    await store.commit({ money: [{ keyId: "key_a", spent: 3n, credited: 10n }], usage: [], at: T + HOUR });
+    await store.commit({ money: [{ keyId: "key_a", spent: 2n, credited: 0n }], usage: [] });
+    assert.deepEqual(await store.leaseView("key_a", "h2", T + HOUR), {
+      ...view(110n, 200n, 200n, after, HOUR_10 + HOUR),
+      credited: 1_010n,
+    });
+    const rec = (await store.getKey("key_a"))!;
+    assert.deepEqual([rec.credited, rec.spent, rec.balance], [1_010n, 110n, 900n]);
+  });
+
+  test("takeLease: concurrent takes on two handles together grant exactly the credit, one after another", async (ctx) => {
+    const two = await ctx.open();
+    await ctx.store.createKey(funded("key_a", 1_000n));
+    const holders = ["h0", "h1", "h2", "h3"];
+    // 20 takes asking 3000 in all; every holder takes through both handles (its lease grows from two sides).
+    const takes = Array.from({ length: 20 }, (_, i) => {
+      const holder = holders[i % 4]!;
+      const store = Math.floor(i / 4) % 2 === 0 ? ctx.store : two;
+      return store.takeLease({
+        keyId: "key_a",
+        holder,
+        now: T,
+        ttlMs: 60_000,
+        decide: (v) => ({ grant: min(v.credited - v.spent - v.leased, 150n), reserved: 1n }),
+      }).then((r) => ({ holder, ...r }));
+    });
+    const results = await Promise.all(takes);
+    assert.equal(sum(results.map((r) => r.grant)), 1_000n);
+    // Serialised: each take saw every grant before it, and granted what its decide said on that view.
+    results.sort((a, b) => a.view.leased < b.view.leased ? -1 : a.view.leased > b.view.leased ? 1 : 0);
+    let leased = 0n;
+    for (const r of results) {
+      assert.equal(r.view.leased, leased, `a take saw ${r.view.leased} leased, ${leased} were`);
+      assert.equal(r.grant, min(1_000n - leased, 150n));
+      leased += r.grant;
+    }
+    const window = win({ hr: 20n, dr: 20n });
+    for (const holder of holders) {
+      const mine = sum(results.filter((r) => r.holder === holder).map((r) => r.grant));
+      assert.deepEqual(await two.leaseView("key_a", holder, T), {
+        credited: 1_000n,
+        spent: 0n,
+        leased: 1_000n,
+        mine,
+        window,
+      });
+    }
+  });
+
+  test("takes interleaved with settlements on two handles: credited = available + leased + spent, exactly", async (ctx) => {
+    const two = await ctx.open();
+    await ctx.store.createKey(funded("key_a", 1_000n));
+    let spent = 0n;
+    const views: LeaseView[] = [];
+    // A holder is one process: it takes, then settles half of its lease and gives a quarter back.
+    const holder = async (store: Store, name: string) => {
+      let mine = 0n;
+      for (let round = 0; round < 6; round++) {
+        const { view, grant } = await store.takeLease({
+          keyId: "key_a",
+          holder: name,
+          now: T,
+          ttlMs: 60_000,
+          decide: (v) => ({ grant: min(v.credited - v.spent - v.leased, 120n), reserved: 0n }),
+        });
+        views.push(view);
+        assert.equal(view.mine, mine, `${name} round ${round}`);
+        mine += grant;
+        const settle = mine / 2n, back = mine / 4n;
+        await store.commit({
+          money: [{
+            keyId: "key_a",
+            spent: settle,
+            credited: 0n,
+            lease: { holder: name, returned: back, reserved: 0n },
+          }],
+          usage: [],
+          at: T,
+        });
+        mine -= settle + back;
+        spent += settle;
+      }
+      return mine;
+    };
+    const left = await Promise.all([
+      holder(ctx.store, "h0"),
+      holder(two, "h1"),
+      holder(ctx.store, "h2"),
+      holder(two, "h3"),
+    ]);
+    for (const v of views) assert.ok(v.credited - v.spent - v.leased >= 0n, `a view with ${v.leased} leased`);
+    const leased = sum(left);
+    assert.ok(spent > 0n && leased > 0n, `${spent} spent, ${leased} leased`);
+    assert.ok(spent + leased <= 1_000n);
+    const end = (await ctx.store.leaseView("key_a", "h0", T))!;
+    assert.deepEqual(end, {
+      credited: 1_000n,
+      spent,
+      leased,
+      mine: left[0],
+      window: win({ hs: spent, ds: spent }),
+    });
+    assert.equal((await two.getKey("key_a"))!.balance, 1_000n - spent);
+  });
+
+  test("getKeyByHash finds a key another process created, with its money; null for an unknown hash", async (ctx) => {
+    const two = await ctx.open();
+    const rec = keyRecord("key_a", { name: "ключ", credited: 100n, balance: 100n, membership: "private" });
+    await two.createKey(rec);
+    await two.commit({ money: [{ keyId: "key_a", spent: 30n, credited: 5n }], usage: [] });
+    assert.deepEqual(await ctx.store.getKeyByHash("hash_key_a"), {
+      ...rec,
+      credited: 105n,
+      spent: 30n,
+      balance: 75n,
+    });
+    assert.equal(await ctx.store.getKeyByHash("hash_key_none"), null);
+    assert.equal(await ctx.store.getKeyByHash("key_a"), null, "the id is not the hash");
+  });
+
+  test("keyChanges: keys created or updated since, with their metadata and money, seen by another process", async (ctx) => {
+    const two = await ctx.open();
+    const since = Date.now();
+    const a = funded("key_a", 100n);
+    await two.createKey(a);
+    await two.createKey(funded("key_b", 50n));
+    await two.commit({ money: [{ keyId: "key_a", spent: 40n, credited: 0n }], usage: [] });
+    const changed = await ctx.store.keyChanges(since);
+    assert.deepEqual(byId(changed, "key_a"), { ...a, spent: 40n, balance: 60n });
+    assert.deepEqual(byId(changed, "key_b"), funded("key_b", 50n));
+
+    const updatedSince = Date.now();
+    await two.updateKey({ ...a, revoked: true, name: "отозван" }); // its stale money is ignored
+    assert.deepEqual(
+      byId(await ctx.store.keyChanges(updatedSince), "key_a"),
+      { ...a, revoked: true, name: "отозван", spent: 40n, balance: 60n },
+    );
+    assert.deepEqual(
+      await ctx.store.keyChanges(Date.now() + 60_000),
+      [],
+      "nothing changed after a future time",
+    );
+  });
+}
+
+/** A key with `credit` credited and nothing spent. */
+const funded = (id: string, credit: bigint): KeyRecord =>
+  keyRecord(id, { credited: credit, balance: credit });
+
+/** A take whose decision is fixed. */
+const take = (
+  store: Store,
+  keyId: string,
+  holder: string,
+  now: number,
+  grant: bigint,
+  reserved = 0n,
+  ttlMs = TTL,
+) => store.takeLease({ keyId, holder, now, ttlMs, decide: () => ({ grant, reserved }) });
+
+interface Sums {
+  hs: bigint;
+  ds: bigint;
+  hr: bigint;
+  dr: bigint;
+}
+
+/** A window with the given sums (hour/day spent, hour/day reserved), by default the one of T. */
+function win(s: Partial<Sums> = {}, hourStart = HOUR_10, dayStart = DAY_1): SharedWindow {
+  return {
+    hourStart,
+    dayStart,
+    hourSpent: s.hs ?? 0n,
+    daySpent: s.ds ?? 0n,
+    hourReserved: s.hr ?? 0n,
+    dayReserved: s.dr ?? 0n,
+  };
+}
+
+const min = (a: bigint, b: bigint) => a < b ? a : b;
+const sum = (xs: bigint[]) => xs.reduce((a, b) => a + b, 0n);
+
+function byId(recs: KeyRecord[], id: string): KeyRecord | undefined {
+  const found = recs.filter((r) => r.id === id);
+  assert.ok(found.length <= 1, `${id} returned ${found.length} times by one call`);
+  return found[0];
+}

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import type { Store } from "./store.ts";
 import { contractTest, type StoreBackend } from "./store_contract.ts";
-import { keyRecord } from "./test_fixtures.ts";
+import { keyRecord, usageRow } from "./test_fixtures.ts";
 import type { KeyRecord, LeaseView, SharedWindow } from "./types.ts";
 
 const HOUR = 3_600_000;
@@ -321,6 +321,49 @@ export function leaseContract(backend: StoreBackend): void {
     });
     const rec = (await store.getKey("key_a"))!;
     assert.deepEqual([rec.credited, rec.spent, rec.balance], [1_010n, 110n, 900n]);
+  });
+
+  test("one batch settles leases on many keys and holders with its usage rows; renewLeases renews them all", async ({ store }) => {
+    // 12 keys: more than one KV read or renewal atomic takes (10).
+    const ids = Array.from({ length: 12 }, (_, i) => `k${String(i).padStart(2, "0")}`);
+    for (const [i, id] of ids.entries()) {
+      await store.createKey(funded(id, 1_000n));
+      await take(store, id, "h1", T, 100n + BigInt(i));
+    }
+    await take(store, "k00", "h2", T, 50n);
+    await store.createKey(funded("k_none", 1_000n));
+    await store.commit({
+      money: [
+        ...ids.map((id, i) => ({
+          keyId: id,
+          spent: BigInt(i + 1),
+          credited: 0n,
+          lease: { holder: "h1", returned: 1n, reserved: 2n },
+        })),
+        { keyId: "k00", spent: 5n, credited: 0n, lease: { holder: "h2", returned: 0n, reserved: 0n } },
+      ],
+      usage: ids.map((id, i) => usageRow(`req_${id}`, id, { createdAt: T, charged: BigInt(i + 1) })),
+      at: T + 1,
+    });
+    const renewed = await store.renewLeases("h1", [...ids, "k_none"], T + 500, TTL);
+    assert.deepEqual([...renewed].sort(), ids);
+
+    // After the leases' first expiry: h1's renewed ones hold 100 + i − (i + 1) − 1, h2's is gone.
+    for (const [i, id] of ids.entries()) {
+      const spent = BigInt(i + 1) + (id === "k00" ? 5n : 0n);
+      assert.deepEqual(await store.leaseView(id, "h1", T + TTL), {
+        credited: 1_000n,
+        spent,
+        leased: 98n,
+        mine: 98n,
+        window: win({ hs: spent, ds: spent, hr: 2n, dr: 2n }),
+      }, id);
+      assert.deepEqual(
+        (await store.listUsage(id, { limit: 5 })).rows.map((r) => [r.requestId, r.charged]),
+        [[`req_${id}`, BigInt(i + 1)]],
+      );
+    }
+    assert.deepEqual((await store.leaseView("k00", "h2", T + TTL - 1))!.mine, 45n);
   });
 
   test("leases and windows far beyond 2^64 are exact and kept across a reopen", async (ctx) => {

@@ -9,8 +9,13 @@ export const kvKeys = {
   money: (id: string, counter: "spent" | "credited", limb: number) =>
     ["key_money", id, counter, limb] as const,
   moneyPrefix: () => ["key_money"] as const,
-  keyMoneyPrefix: (id: string) => ["key_money", id] as const,
   keyByHash: (hash: string) => ["key_by_hash", hash] as const,
+  /** A key's lease book (kv_leases.ts): every holder's lease and the shared windows, in one value. */
+  keyLedger: (id: string) => ["key_ledger", id] as const,
+  /** A key created or whose metadata changed at `changedAt` (the writer's clock), for `keyChanges`;
+   *  written with the metadata, expires after a little more than the hour the Store keeps changes. */
+  keyChange: (changedAt: number, id: string) => ["key_change", changedAt, id] as const,
+  keyChangePrefix: () => ["key_change"] as const,
   /** Usage rows sort newest first: inverted time, then request id. */
   usage: (keyId: string, createdAt: number, requestId: string) =>
     ["usage", keyId, Number.MAX_SAFE_INTEGER - createdAt, requestId] as const,

@@ -36,11 +36,21 @@ export function moneyMutations(value: bigint): number {
   return pieces(value).length;
 }
 
-/** Sums limb entries (from a list over kv_keys `moneyPrefix` or `keyMoneyPrefix`) into per-key counters. */
+/** Every limb entry of a key's two counters, for a read whose versionstamps a later write checks. */
+export function moneyKeys(keyId: string): Deno.KvKey[] {
+  const keys: Deno.KvKey[] = [];
+  for (const counter of ["spent", "credited"] as const) {
+    for (let limb = 0; limb < LIMBS; limb++) keys.push(kvKeys.money(keyId, counter, limb));
+  }
+  return keys;
+}
+
+/** Sums limb entries (listed under kv_keys `moneyPrefix`, or read by `moneyKeys`) into per-key counters. */
 export function foldMoney(
   into: Map<string, { spent: bigint; credited: bigint }>,
-  entry: Deno.KvEntry<Deno.KvU64>,
+  entry: Deno.KvEntryMaybe<Deno.KvU64>,
 ): void {
+  if (entry.value === null) return; // a limb never added to
   const [, id, counter, limb] = entry.key as [string, string, Counter, number];
   let m = into.get(id);
   if (!m) into.set(id, m = { spent: 0n, credited: 0n });

@@ -9,13 +9,39 @@ import type {
   ToolLoopChange,
   UsagePage,
 } from "./store.ts";
-import type { CommitBatch, KeyMeta, KeyRecord, UsageRow } from "./types.ts";
-import { addMoney, compose, foldMoney, isLegacy, legacyMoney, metaOf, moneyMutations } from "./kv_money.ts";
+import type { CommitBatch, KeyMeta, KeyRecord, LeaseTake, LeaseView, MoneyDelta, UsageRow } from "./types.ts";
+import {
+  addMoney,
+  compose,
+  foldMoney,
+  isLegacy,
+  legacyMoney,
+  metaOf,
+  moneyKeys,
+  moneyMutations,
+} from "./kv_money.ts";
 import { kvKeys } from "./kv_keys.ts";
+import {
+  bookAfterRenew,
+  bookAfterSettle,
+  bookAfterTake,
+  checkDecision,
+  commitChecked,
+  type LeaseBook,
+  leaseViewOf,
+  optimistic,
+} from "./kv_leases.ts";
+import { HOUR } from "../accounts/windows.ts";
 import { concatBytes } from "../util/bytes.ts";
 
 /** Deno KV limits one atomic operation to 1000 mutations; batches larger than this are split. */
 const MAX_MUTATIONS = 900;
+/** Deno KV limits one atomic operation to 100 checks (lease books are rewritten under a check each). */
+const MAX_CHECKS = 90;
+/** Deno KV reads at most 10 keys in one `getMany`. */
+const MAX_READ = 10;
+/** Key changes are kept a little longer than the hour store.ts `keyChanges` promises. */
+const KEY_CHANGE_TTL_MS = HOUR + 10 * 60_000;
 /** A KV value holds at most 64 KiB: file bytes and serialized sections are cut into chunks of this size. */
 const FILE_CHUNK_BYTES = 60_000;
 /** Chunks per atomic write (Deno KV caps the total size of one atomic operation at 800 KiB). */
@@ -28,6 +54,14 @@ interface QuotaEntry {
 }
 interface QuotaRecord {
   files: QuotaEntry[];
+}
+
+/** A part of a commit that goes whole into one atomic operation: `n` mutations; `book` names the key whose
+ *  lease book it rewrites under a check (read just before, passed to `write` with the others). */
+interface CommitPiece {
+  n: number;
+  book?: string;
+  write(op: Deno.AtomicOperation, books: Map<string, Deno.KvEntryMaybe<LeaseBook>>): void;
 }
 
 export class KvStore implements Store {
@@ -50,14 +84,27 @@ export class KvStore implements Store {
     return metas.map((m) => compose(m, money.get(m.id)));
   }
 
+  /** Metadata and counters in one read. */
   async getKey(id: string): Promise<KeyRecord | null> {
-    const meta = (await this.kv.get<KeyMeta | KeyRecord>(kvKeys.key(id))).value;
-    if (meta === null || isLegacy(meta)) return meta;
-    const money = new Map<string, { spent: bigint; credited: bigint }>();
-    for await (const e of this.kv.list<Deno.KvU64>({ prefix: kvKeys.keyMoneyPrefix(id) })) {
-      foldMoney(money, e);
-    }
-    return compose(meta, money.get(id));
+    const [meta, ...limbs] = await this.kv.getMany<[KeyMeta | KeyRecord, ...Deno.KvU64[]]>([
+      kvKeys.key(id),
+      ...moneyKeys(id),
+    ]);
+    if (meta.value === null || isLegacy(meta.value)) return meta.value;
+    return compose(meta.value, sumLimbs(id, limbs as Deno.KvEntryMaybe<Deno.KvU64>[]));
+  }
+
+  async getKeyByHash(hash: string): Promise<KeyRecord | null> {
+    const id = (await this.kv.get<string>(kvKeys.keyByHash(hash))).value;
+    return id === null ? null : this.getKey(id);
+  }
+
+  async keyChanges(since: number): Promise<KeyRecord[]> {
+    const ids = new Set<string>();
+    const prefix = kvKeys.keyChangePrefix();
+    for await (const e of this.kv.list({ prefix, start: [...prefix, since] })) ids.add(e.key[2] as string);
+    const recs = await Promise.all([...ids].map((id) => this.getKey(id)));
+    return recs.filter((r) => r !== null);
   }
 
   async createKey(rec: KeyRecord): Promise<void> {
@@ -66,6 +113,7 @@ export class KvStore implements Store {
       .check({ key: kvKeys.keyByHash(rec.hash), versionstamp: null })
       .set(kvKeys.key(rec.id), metaOf(rec))
       .set(kvKeys.keyByHash(rec.hash), rec.id);
+    markChanged(op, rec.id);
     addMoney(op, rec.id, "credited", rec.credited);
     addMoney(op, rec.id, "spent", rec.spent);
     const res = await op.commit();
@@ -73,36 +121,160 @@ export class KvStore implements Store {
   }
 
   async updateKey(meta: KeyMeta): Promise<void> {
-    await this.kv.set(kvKeys.key(meta.id), metaOf(meta));
+    const op = this.kv.atomic().set(kvKeys.key(meta.id), metaOf(meta));
+    markChanged(op, meta.id);
+    await op.commit();
   }
 
+  /**
+   * Money first and the settled checkpoints right after it, so a checkpoint is never deleted without its
+   * balance change nor kept beside it (a batch splits only past 900 mutations or 90 lease books). A batch
+   * without lease deltas is written blind: sums need no read. A key's lease deltas rewrite its lease book
+   * in the same atomic as its sums, under a check; a lost check fails the whole atomic (its sums included),
+   * so only that atomic is read again and retried.
+   */
   async commit(batch: CommitBatch): Promise<void> {
-    // Money first and the settled checkpoints right after it, so a checkpoint is never deleted without its
-    // balance change nor kept beside it (a batch splits only past 900 mutations).
-    const entries: ((op: Deno.AtomicOperation) => void)[] = [];
-    const weights: number[] = [];
-    const add = (n: number, fn: (op: Deno.AtomicOperation) => void) => (entries.push(fn), weights.push(n));
+    const pieces: CommitPiece[] = [];
+    const add = (n: number, write: CommitPiece["write"]) => pieces.push({ n, write });
+    const leased = new Map<string, MoneyDelta[]>();
     for (const d of batch.money) {
-      add(moneyMutations(d.spent) + moneyMutations(d.credited), (op) => {
-        addMoney(op, d.keyId, "spent", d.spent);
-        addMoney(op, d.keyId, "credited", d.credited);
+      if (d.lease) leased.set(d.keyId, [...leased.get(d.keyId) ?? [], d]);
+      else add(sumMutations(d), (op) => addSums(op, d));
+    }
+    if (leased.size > 0 && batch.at === undefined) {
+      throw new TypeError("kv commit: lease deltas need batch.at");
+    }
+    for (const [keyId, ds] of leased) {
+      pieces.push({
+        n: ds.reduce((n, d) => n + sumMutations(d), 2),
+        book: keyId,
+        write(op, books) {
+          const read = books.get(keyId)!;
+          let book = read.value;
+          for (const d of ds) {
+            addSums(op, d);
+            book = bookAfterSettle(book, batch.at!, d.spent, d.lease!);
+          }
+          op.check(read).set(kvKeys.keyLedger(keyId), book);
+        },
       });
     }
     for (const id of batch.closed ?? []) add(1, (op) => op.delete(kvKeys.open(id)));
     for (const u of batch.usage) add(1, (op) => op.set(kvKeys.usage(u.keyId, u.createdAt, u.requestId), u));
     for (const u of batch.open ?? []) add(1, (op) => op.set(kvKeys.open(u.requestId), u));
-    let op = this.kv.atomic();
+    let atomic: CommitPiece[] = [];
     let n = 0;
-    for (let i = 0; i < entries.length; i++) {
-      if (n > 0 && n + weights[i]! > MAX_MUTATIONS) {
-        if (!(await op.commit()).ok) throw new Error("kv commit failed");
-        op = this.kv.atomic();
-        n = 0;
+    let checks = 0;
+    for (const p of pieces) {
+      const c = p.book === undefined ? 0 : 1;
+      if (n > 0 && (n + p.n > MAX_MUTATIONS || checks + c > MAX_CHECKS)) {
+        await this.#commitPieces(atomic);
+        [atomic, n, checks] = [[], 0, 0];
       }
-      entries[i]!(op);
-      n += weights[i]!;
+      atomic.push(p);
+      n += p.n;
+      checks += c;
     }
-    if (n > 0 && !(await op.commit()).ok) throw new Error("kv commit failed");
+    if (n > 0) await this.#commitPieces(atomic);
+  }
+
+  /** One atomic operation of a commit; read, written and retried as a whole when it rewrites lease books. */
+  async #commitPieces(pieces: CommitPiece[]): Promise<void> {
+    const keyIds = pieces.flatMap((p) => p.book === undefined ? [] : [p.book]);
+    const build = (books: Map<string, Deno.KvEntryMaybe<LeaseBook>>) => {
+      const op = this.kv.atomic();
+      for (const p of pieces) p.write(op, books);
+      return op;
+    };
+    if (keyIds.length === 0) {
+      if (!(await build(new Map()).commit()).ok) throw new Error("kv commit failed");
+      return;
+    }
+    await optimistic(
+      "commit",
+      async () => (await commitChecked(build(await this.#books(keyIds)))) ? { value: undefined } : null,
+    );
+  }
+
+  /** The lease books of `keyIds`, read `MAX_READ` at a time. */
+  async #books(keyIds: readonly string[]): Promise<Map<string, Deno.KvEntryMaybe<LeaseBook>>> {
+    const reads = [];
+    for (let i = 0; i < keyIds.length; i += MAX_READ) {
+      reads.push(
+        this.kv.getMany<LeaseBook[]>(keyIds.slice(i, i + MAX_READ).map((id) => kvKeys.keyLedger(id))),
+      );
+    }
+    const books = new Map<string, Deno.KvEntryMaybe<LeaseBook>>();
+    for (const e of (await Promise.all(reads)).flat()) books.set(e.key[1] as string, e);
+    return books;
+  }
+
+  /** The key's metadata, lease book and counters in one read, or null for an unknown key. */
+  async #leaseState(keyId: string) {
+    const [meta, book, ...limbs] = await this.kv.getMany<[KeyMeta | KeyRecord, LeaseBook, ...Deno.KvU64[]]>([
+      kvKeys.key(keyId),
+      kvKeys.keyLedger(keyId),
+      ...moneyKeys(keyId),
+    ]);
+    if (meta.value === null) return null;
+    const money = isLegacy(meta.value)
+      ? legacyMoney(meta.value)
+      : sumLimbs(keyId, limbs as Deno.KvEntryMaybe<Deno.KvU64>[]);
+    return { meta: meta as Deno.KvEntry<KeyMeta | KeyRecord>, book, limbs, money };
+  }
+
+  /**
+   * Optimistic: the write checks the lease book and every limb of the counters the view was built from, so
+   * a concurrent take, renewal, settlement or top-up makes it read again and decide again.
+   */
+  takeLease(take: LeaseTake): Promise<{ view: LeaseView; grant: bigint }> {
+    return optimistic("takeLease", async () => {
+      const s = await this.#leaseState(take.keyId);
+      if (s === null) throw new Error(`kv takeLease: unknown key ${take.keyId}`);
+      if (isLegacy(s.meta.value)) {
+        await this.#migrate(s.meta as Deno.KvEntry<KeyRecord>); // its money moves to the counters first
+        return null;
+      }
+      const view = leaseViewOf(s.money, s.book.value, take.holder, take.now);
+      const d = take.decide(view);
+      checkDecision(view, d);
+      if (d.grant === 0n && d.reserved === 0n) return { value: { view, grant: 0n } };
+      const book = bookAfterTake(s.book.value, take.holder, take.now, take.ttlMs, view, d);
+      const op = this.kv.atomic().check(s.book, ...s.limbs).set(kvKeys.keyLedger(take.keyId), book);
+      return (await commitChecked(op)) ? { value: { view, grant: d.grant } } : null;
+    });
+  }
+
+  async leaseView(keyId: string, holder: string, now: number): Promise<LeaseView | null> {
+    const s = await this.#leaseState(keyId);
+    return s && leaseViewOf(s.money, s.book.value, holder, now);
+  }
+
+  /** One atomic per `MAX_READ` keys (each renewal checks the book it rewrites), run side by side. */
+  async renewLeases(
+    holder: string,
+    keyIds: readonly string[],
+    now: number,
+    ttlMs: number,
+  ): Promise<string[]> {
+    const ids = [...new Set(keyIds)];
+    const chunks = [];
+    for (let i = 0; i < ids.length; i += MAX_READ) chunks.push(ids.slice(i, i + MAX_READ));
+    const renewed = await Promise.all(chunks.map((chunk) =>
+      optimistic("renewLeases", async () => {
+        const books = await this.#books(chunk);
+        const op = this.kv.atomic();
+        const done: string[] = [];
+        for (const [id, read] of books) {
+          const book = bookAfterRenew(read.value, holder, now, ttlMs);
+          if (!book) continue;
+          op.check(read).set(kvKeys.keyLedger(id), book);
+          done.push(id);
+        }
+        return done.length === 0 || (await commitChecked(op)) ? { value: done } : null;
+      })
+    ));
+    return renewed.flat();
   }
 
   /** Rewrites a record of the older format as metadata + counters; another process migrating it first wins. */
@@ -293,6 +465,30 @@ export class KvStore implements Store {
     this.onClose();
     return Promise.resolve();
   }
+}
+
+/** Records a key change for `keyChanges`, in the same atomic as the metadata it changes. */
+function markChanged(op: Deno.AtomicOperation, keyId: string): void {
+  op.set(kvKeys.keyChange(Date.now(), keyId), null, { expireIn: KEY_CHANGE_TTL_MS });
+}
+
+function sumMutations(d: MoneyDelta): number {
+  return moneyMutations(d.spent) + moneyMutations(d.credited);
+}
+
+function addSums(op: Deno.AtomicOperation, d: MoneyDelta): void {
+  addMoney(op, d.keyId, "spent", d.spent);
+  addMoney(op, d.keyId, "credited", d.credited);
+}
+
+/** A key's counters from its limb entries (absent limbs count zero). */
+function sumLimbs(
+  keyId: string,
+  limbs: Deno.KvEntryMaybe<Deno.KvU64>[],
+): { spent: bigint; credited: bigint } {
+  const money = new Map<string, { spent: bigint; credited: bigint }>();
+  for (const e of limbs) foldMoney(money, e);
+  return money.get(keyId) ?? { spent: 0n, credited: 0n };
 }
 
 /** A tool loop's lifetime from its last answer, for KV `expireIn` (at least 1). */

@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { keyRecord, usageRow } from "./test_fixtures.ts";
 import { KvStore } from "./kv_store.ts";
+import type { LeaseView } from "./types.ts";
 import { leaseContract } from "./lease_contract.ts";
 import { type StoreBackend, storeContract } from "./store_contract.ts";
 
@@ -18,38 +19,221 @@ const kv: StoreBackend = {
 storeContract(kv);
 leaseContract(kv);
 
-/** A store over an in-memory KV whose atomic commits are counted. */
-async function countingStore() {
-  const kv = await Deno.openKv(":memory:");
-  const atomics = { n: 0 };
-  const counted = new Proxy(kv, {
+/**
+ * A store over `kv` whose atomic operations and reads are counted. `afterRead`, when set, runs once after
+ * the next `getMany` has read and before the store sees the result: another writer slipping in between a
+ * store's read and its write.
+ */
+function spiedStore(kv: Deno.Kv) {
+  const count = { atomics: 0, reads: 0 };
+  const hook: { afterRead?: () => Promise<unknown> } = {};
+  const spied = new Proxy(kv, {
     get(target, prop) {
-      if (prop === "atomic") {
-        return () => {
-          atomics.n++;
-          return target.atomic();
-        };
-      }
       const v = Reflect.get(target, prop, target);
-      return typeof v === "function" ? v.bind(target) : v;
+      if (typeof v !== "function") return v;
+      return (...args: unknown[]) => {
+        if (prop === "atomic") count.atomics++;
+        if (prop === "get" || prop === "getMany" || prop === "list") count.reads++;
+        const out = v.apply(target, args);
+        const after = hook.afterRead;
+        if (prop !== "getMany" || after === undefined) return out;
+        hook.afterRead = undefined;
+        return (out as Promise<unknown>).then(async (read) => {
+          await after();
+          return read;
+        });
+      };
     },
   });
-  return { store: new KvStore(counted), atomics };
+  return { store: new KvStore(spied), count, hook };
 }
 
-Deno.test("KvStore.commit: balance, row, deleted and refreshed checkpoints in one atomic operation", async () => {
-  const { store, atomics } = await countingStore();
+/** Two processes on one KV file: `one` spied on (spiedStore), `two` plain. */
+async function sharedKv() {
+  const dir = await Deno.makeTempDir({ prefix: "kv_store_" });
+  const { store: one, count, hook } = spiedStore(await Deno.openKv(`${dir}/gateway.kv`));
+  const two = await KvStore.open(`${dir}/gateway.kv`);
+  return {
+    one,
+    two,
+    count,
+    hook,
+    async [Symbol.asyncDispose]() {
+      await one.close();
+      await two.close();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+/** 10:30 UTC: the hour window starts at 10:00, the day window at midnight. */
+const T = Date.UTC(2026, 0, 1, 10, 30);
+const window = (s: { spent?: bigint; reserved?: bigint }) => ({
+  hourStart: Date.UTC(2026, 0, 1, 10),
+  dayStart: Date.UTC(2026, 0, 1),
+  hourSpent: s.spent ?? 0n,
+  daySpent: s.spent ?? 0n,
+  hourReserved: s.reserved ?? 0n,
+  dayReserved: s.reserved ?? 0n,
+});
+const funded = (id: string, credit: bigint) => keyRecord(id, { credited: credit, balance: credit });
+/** A take of everything available to `holder`, recording each view its decision saw. */
+const takeAll = (store: KvStore, holder: string, seen: LeaseView[]) =>
+  store.takeLease({
+    keyId: "key_a",
+    holder,
+    now: T,
+    ttlMs: 60_000,
+    decide(v) {
+      seen.push(v);
+      return { grant: v.credited - v.spent - v.leased, reserved: 0n };
+    },
+  });
+
+Deno.test("KvStore.commit without lease deltas: one atomic operation, nothing read", async () => {
+  const { store, count } = spiedStore(await Deno.openKv(":memory:"));
   const row = (id: string, charged: bigint) => usageRow(id, "key_a", { charged });
   await store.createKey(keyRecord("key_a", { balance: 100n, credited: 100n }));
   await store.commit({ money: [], usage: [], open: [row("req_a", 1n), row("req_b", 1n)] });
-  atomics.n = 0;
+  [count.atomics, count.reads] = [0, 0];
   await store.commit({
     money: [{ keyId: "key_a", spent: 10n, credited: 0n }],
     usage: [row("req_a", 10n)],
     closed: ["req_a"],
     open: [row("req_b", 7n), row("req_c", 1n)],
+    at: T,
   });
-  assert.equal(atomics.n, 1);
+  assert.deepEqual(count, { atomics: 1, reads: 0 });
   assert.deepEqual((await store.listOpen()).map((r) => r.requestId), ["req_b", "req_c"]);
+  assert.equal((await store.getKey("key_a"))!.balance, 90n);
+  await store.close();
+});
+
+Deno.test("KvStore.takeLease: another process's settlement between its read and its write makes it decide again", async () => {
+  await using kv = await sharedKv();
+  await kv.two.createKey(funded("key_a", 100n));
+  await kv.two.takeLease({
+    keyId: "key_a",
+    holder: "h2",
+    now: T,
+    ttlMs: 60_000,
+    decide: () => ({ grant: 40n, reserved: 0n }),
+  });
+  kv.hook.afterRead = () =>
+    kv.two.commit({
+      money: [{
+        keyId: "key_a",
+        spent: 10n,
+        credited: 0n,
+        lease: { holder: "h2", returned: 5n, reserved: 3n },
+      }],
+      usage: [],
+      at: T,
+    });
+  const seen: LeaseView[] = [];
+  const { grant } = await takeAll(kv.one, "h1", seen);
+  assert.deepEqual(seen, [
+    { credited: 100n, spent: 0n, leased: 40n, mine: 0n, window: window({}) },
+    { credited: 100n, spent: 10n, leased: 25n, mine: 0n, window: window({ spent: 10n, reserved: 3n }) },
+  ]);
+  assert.equal(grant, 65n);
+  assert.deepEqual(await kv.two.leaseView("key_a", "h1", T), {
+    credited: 100n,
+    spent: 10n,
+    leased: 90n,
+    mine: 65n,
+    window: window({ spent: 10n, reserved: 3n }),
+  });
+});
+
+Deno.test("KvStore.takeLease: a top-up summed into a counter limb that did not exist yet makes it decide again", async () => {
+  await using kv = await sharedKv();
+  await kv.two.createKey(funded("key_a", 100n));
+  // 2^32 adds to limb 1 only: the lease book and limb 0 are untouched, the take's check of limb 1 (absent) fails.
+  kv.hook.afterRead = () =>
+    kv.two.commit({ money: [{ keyId: "key_a", spent: 0n, credited: 1n << 32n }], usage: [] });
+  const seen: LeaseView[] = [];
+  const { grant } = await takeAll(kv.one, "h1", seen);
+  assert.deepEqual(seen.map((v) => v.credited), [100n, 100n + (1n << 32n)]);
+  assert.equal(grant, 100n + (1n << 32n));
+  assert.deepEqual(await kv.two.leaseView("key_a", "h1", T), {
+    credited: 100n + (1n << 32n),
+    spent: 0n,
+    leased: grant,
+    mine: grant,
+    window: window({}),
+  });
+});
+
+Deno.test("KvStore.commit: a lease book changed after its read retries that atomic alone; its sums count once", async () => {
+  await using kv = await sharedKv();
+  await kv.two.createKey(funded("key_a", 1_000n));
+  const take = (holder: string, grant: bigint) =>
+    kv.two.takeLease({
+      keyId: "key_a",
+      holder,
+      now: T,
+      ttlMs: 60_000,
+      decide: () => ({ grant, reserved: 0n }),
+    });
+  await take("h1", 100n);
+  kv.hook.afterRead = () => take("h2", 200n);
+  [kv.count.atomics, kv.count.reads] = [0, 0];
+  await kv.one.commit({
+    money: [{
+      keyId: "key_a",
+      spent: 30n,
+      credited: 0n,
+      lease: { holder: "h1", returned: 20n, reserved: 4n },
+    }],
+    usage: [usageRow("req_a", "key_a", { charged: 30n })],
+    closed: ["req_a"],
+    at: T,
+  });
+  assert.deepEqual(kv.count, { atomics: 2, reads: 2 }, "read, lost the check, read again, committed");
+  assert.deepEqual(await kv.two.leaseView("key_a", "h1", T), {
+    credited: 1_000n,
+    spent: 30n,
+    leased: 250n,
+    mine: 50n,
+    window: window({ spent: 30n, reserved: 4n }),
+  });
+  assert.equal((await kv.two.listUsage("key_a", { limit: 10 })).rows.length, 1);
+});
+
+Deno.test("KvStore.commit: lease deltas on more keys than one atomic may check are split, each with its sums", async () => {
+  const { store, count } = spiedStore(await Deno.openKv(":memory:"));
+  const ids = Array.from({ length: 200 }, (_, i) => `key_${i}`);
+  for (const id of ids) {
+    await store.createKey(funded(id, 100n));
+    await store.takeLease({
+      keyId: id,
+      holder: "h1",
+      now: T,
+      ttlMs: 60_000,
+      decide: () => ({ grant: 50n, reserved: 0n }),
+    });
+  }
+  count.atomics = 0;
+  await store.commit({
+    money: ids.map((keyId) => ({
+      keyId,
+      spent: 10n,
+      credited: 0n,
+      lease: { holder: "h1", returned: 5n, reserved: 0n },
+    })),
+    usage: [],
+    at: T,
+  });
+  assert.equal(count.atomics, 3, "Deno KV checks at most 100 keys per atomic: 90 + 90 + 20");
+  for (const id of ids) {
+    assert.deepEqual(await store.leaseView(id, "h1", T), {
+      credited: 100n,
+      spent: 10n,
+      leased: 35n,
+      mine: 35n,
+      window: window({ spent: 10n }),
+    });
+  }
   await store.close();
 });

@@ -100,6 +100,35 @@ CREATE TABLE tool_loops (
 CREATE INDEX tool_loops_expiry ON tool_loops (expires_at);
 `,
   },
+  {
+    version: 2,
+    name: "credit leases, shared cap windows, key change stamps",
+    sql: `
+-- Credit set aside for one process (docs/ledger_leases.md); live while expires_at > now. No index on
+-- expires_at: every renewal rewrites it (an index there would cost each renewal), and the table is small.
+CREATE TABLE leases (
+  key_id text COLLATE "C" NOT NULL,
+  holder text NOT NULL,
+  amount numeric(40,0) NOT NULL,
+  expires_at bigint NOT NULL,
+  PRIMARY KEY (key_id, holder)
+);
+-- A holder renews all its leases in one statement.
+CREATE INDEX leases_holder ON leases (holder);
+
+-- The key's shared windows (shared_window.ts): sums of the hour and the day starting at *_start (0: never written).
+ALTER TABLE keys
+  ADD COLUMN hour_start bigint NOT NULL DEFAULT 0,
+  ADD COLUMN day_start bigint NOT NULL DEFAULT 0,
+  ADD COLUMN hour_spent numeric(40,0) NOT NULL DEFAULT 0,
+  ADD COLUMN day_spent numeric(40,0) NOT NULL DEFAULT 0,
+  ADD COLUMN hour_reserved numeric(40,0) NOT NULL DEFAULT 0,
+  ADD COLUMN day_reserved numeric(40,0) NOT NULL DEFAULT 0,
+  -- When the key was created or its metadata last written (the writer's Unix ms), for keyChanges.
+  ADD COLUMN changed_at bigint NOT NULL DEFAULT 0;
+CREATE INDEX keys_changed ON keys (changed_at);
+`,
+  },
 ];
 
 /**

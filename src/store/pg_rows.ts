@@ -6,7 +6,8 @@
  */
 import type { Family } from "../catalog/models.ts";
 import type { StoredFile, ToolLoop } from "./store.ts";
-import type { KeyMeta, KeyRecord, UsageRow } from "./types.ts";
+import { rollWindow } from "./shared_window.ts";
+import type { KeyMeta, KeyRecord, LeaseView, MoneyDelta, SharedWindow, UsageRow } from "./types.ts";
 
 type Row = Record<string, any>;
 type Text = string | null;
@@ -40,6 +41,16 @@ export const USAGE_COLUMNS: readonly Column<UsageRow>[] = [
   ["rate_cache_read", "numeric", (u) => big(u.rates.cacheRead)],
   ["rate_output", "numeric", (u) => big(u.rates.output)],
   ["rate_search", "numeric", (u) => big(u.rates.search)],
+];
+
+/** A commit's money deltas, one row each; the lease columns are null for a delta without a lease. */
+export const MONEY_COLUMNS: readonly Column<MoneyDelta>[] = [
+  ["key_id", "text", (d) => d.keyId],
+  ["spent", "numeric", (d) => big(d.spent)],
+  ["credited", "numeric", (d) => big(d.credited)],
+  ["holder", "text", (d) => d.lease?.holder ?? null],
+  ["returned", "numeric", (d) => big(d.lease?.returned)],
+  ["reserved", "numeric", (d) => big(d.lease?.reserved)],
 ];
 
 /** The column arrays of a batch, in `columns` order: one text array per column. */
@@ -125,6 +136,29 @@ export function keyFromRow(r: Row): KeyRecord {
       hourlyReserve: bigOrNull(r.cap_hourly_reserve),
       dailyReserve: bigOrNull(r.cap_daily_reserve),
     },
+  };
+}
+
+/** The shared windows of a `keys` row as stored (not rolled). */
+export function windowFromRow(r: Row): SharedWindow {
+  return {
+    hourStart: Number(r.hour_start),
+    dayStart: Number(r.day_start),
+    hourSpent: BigInt(r.hour_spent),
+    daySpent: BigInt(r.day_spent),
+    hourReserved: BigInt(r.hour_reserved),
+    dayReserved: BigInt(r.day_reserved),
+  };
+}
+
+/** A key's view at `now` from its `keys` row plus the sums `leased` and `mine` of its live leases. */
+export function leaseViewFromRow(r: Row, now: number): LeaseView {
+  return {
+    credited: BigInt(r.credited),
+    spent: BigInt(r.spent),
+    leased: BigInt(r.leased),
+    mine: BigInt(r.mine),
+    window: rollWindow(windowFromRow(r), now),
   };
 }
 

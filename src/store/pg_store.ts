@@ -16,8 +16,9 @@ import type {
   ToolLoopChange,
   UsagePage,
 } from "./store.ts";
-import type { CommitBatch, KeyMeta, KeyRecord, UsageRow } from "./types.ts";
+import type { CommitBatch, KeyMeta, KeyRecord, LeaseTake, LeaseView, UsageRow } from "./types.ts";
 import { connect, LOCKS, naming, type Sql } from "./pg_connect.ts";
+import { leaseView, renewLeases, takeLease } from "./pg_leases.ts";
 import { migrate } from "./pg_migrations.ts";
 import {
   columnArrays,
@@ -26,13 +27,15 @@ import {
   fileRow,
   keyFromRow,
   keyMetaRow,
+  MONEY_COLUMNS,
   toolLoopFromRow,
   unnestOf,
   USAGE_COLUMNS,
   usageFromRow,
 } from "./pg_rows.ts";
+import { emptyWindow } from "./shared_window.ts";
 
-/** How often every expired file and tool loop is deleted (KV's `expireIn` does this by itself). */
+/** How often every expired file, tool loop and lease is deleted (KV's `expireIn` does this by itself). */
 const SWEEP_MS = 60_000;
 /** Rows deleted per sweep statement, so a sweep never holds many row locks at once. */
 const SWEEP_BATCH = 500;
@@ -40,27 +43,70 @@ const SWEEP_BATCH = 500;
 const USAGE_NAMES = USAGE_COLUMNS.map(([name]) => name).join(", ");
 const USAGE_UPDATE = USAGE_COLUMNS.map(([name]) => `${name} = EXCLUDED.${name}`).join(", ");
 
+/** Window columns after a commit at `at`: rolled as shared_window.ts rollWindow does (a window that started
+ *  before the current one restarts at zero; a later-stamped one is kept), then `add` added; untouched for a
+ *  key none of whose deltas carries a lease. `start` is the parameter of the current window's start. */
+function rolledWindow(unit: "hour" | "day", start: string, add: { spent: string; reserved: string }): string {
+  const stale = `keys.${unit}_start < ${start}`;
+  const sum = (col: "spent" | "reserved") =>
+    `${unit}_${col} = CASE WHEN NOT delta.leased THEN keys.${unit}_${col} ` +
+    `WHEN ${stale} THEN ${add[col]} ELSE keys.${unit}_${col} + ${add[col]} END`;
+  return `${unit}_start = CASE WHEN delta.leased AND ${stale} THEN ${start} ELSE keys.${unit}_start END,
+    ${sum("spent")},
+    ${sum("reserved")}`;
+}
+
+/** The parameters after the money columns: the starts of the hour and the day at the batch's `at`
+ *  (shared_window.ts emptyWindow), the closed ids, then the usage and checkpoint columns. */
+const HOUR_START = MONEY_COLUMNS.length + 1;
+const CLOSED = HOUR_START + 2;
+const WINDOW_ADD = { spent: "delta.window_spent", reserved: "delta.window_reserved" };
+
 /**
  * The whole group commit as one statement (so one round trip and one transaction): money deltas summed per
- * key and added to the counters, settled checkpoints deleted, usage rows and fresh checkpoints upserted.
- * Parameters: $1-$3 money (key ids, spent, credited), $4 closed ids, then the usage and checkpoint columns.
+ * key and added to the counters (and, for lease deltas, to the windows rolled to `at`), the holders' leases
+ * shrunk, settled checkpoints deleted, usage rows and fresh checkpoints upserted. Several processes commit and
+ * take at once, so rows are locked in one order: the keys by id (`locked`, before any key is updated),
+ * then, once every key is updated, the leases by (key, holder) — a take locks its key first too.
+ * Parameters: the money columns (MONEY_COLUMNS), then those of HOUR_START.
  */
 const COMMIT_SQL = `
-WITH delta AS (
-  SELECT id, sum(spent) AS spent, sum(credited) AS credited
-  FROM unnest($1::text[], $2::text[]::numeric[], $3::text[]::numeric[]) AS d(id, spent, credited)
-  GROUP BY id
+WITH d AS (
+  SELECT * FROM ${unnestOf(MONEY_COLUMNS, 1)} AS d(${MONEY_COLUMNS.map(([name]) => name).join(", ")})
+), delta AS (
+  SELECT key_id, sum(spent) AS spent, sum(credited) AS credited, bool_or(holder IS NOT NULL) AS leased,
+    coalesce(sum(spent) FILTER (WHERE holder IS NOT NULL), 0) AS window_spent,
+    coalesce(sum(reserved) FILTER (WHERE holder IS NOT NULL), 0) AS window_reserved
+  FROM d GROUP BY key_id
+), locked AS (
+  SELECT id FROM keys WHERE id IN (SELECT key_id FROM delta) ORDER BY id FOR UPDATE
 ), money AS (
-  UPDATE keys SET spent = keys.spent + delta.spent, credited = keys.credited + delta.credited
-  FROM delta WHERE keys.id = delta.id
+  UPDATE keys SET spent = keys.spent + delta.spent, credited = keys.credited + delta.credited,
+    ${rolledWindow("hour", `$${HOUR_START}::int8`, WINDOW_ADD)},
+    ${rolledWindow("day", `$${HOUR_START + 1}::int8`, WINDOW_ADD)}
+  FROM delta WHERE keys.id = delta.key_id AND (SELECT count(*) FROM locked) >= 0
+  RETURNING keys.id
+), lease_delta AS (
+  SELECT key_id, holder, sum(spent + returned) AS shrink FROM d WHERE holder IS NOT NULL GROUP BY key_id, holder
+), held AS (
+  SELECT leases.key_id, leases.holder, leases.amount, lease_delta.shrink
+  FROM leases JOIN lease_delta USING (key_id, holder)
+  WHERE (SELECT count(*) FROM money) >= 0
+  ORDER BY leases.key_id, leases.holder FOR UPDATE OF leases
+), shrunk AS (
+  UPDATE leases SET amount = held.amount - held.shrink FROM held
+  WHERE leases.key_id = held.key_id AND leases.holder = held.holder AND held.amount > held.shrink
+), emptied AS (
+  DELETE FROM leases USING held
+  WHERE leases.key_id = held.key_id AND leases.holder = held.holder AND held.amount <= held.shrink
 ), closed AS (
-  DELETE FROM usage_checkpoints WHERE request_id = ANY($4::text[])
+  DELETE FROM usage_checkpoints WHERE request_id = ANY($${CLOSED}::text[])
 ), usage AS (
-  INSERT INTO usage_rows (${USAGE_NAMES}) SELECT * FROM ${unnestOf(USAGE_COLUMNS, 5)}
+  INSERT INTO usage_rows (${USAGE_NAMES}) SELECT * FROM ${unnestOf(USAGE_COLUMNS, CLOSED + 1)}
   ON CONFLICT (key_id, created_at, request_id) DO UPDATE SET ${USAGE_UPDATE}
 ), open AS (
   INSERT INTO usage_checkpoints (${USAGE_NAMES}) SELECT * FROM ${
-  unnestOf(USAGE_COLUMNS, 5 + USAGE_COLUMNS.length)
+  unnestOf(USAGE_COLUMNS, CLOSED + 1 + USAGE_COLUMNS.length)
 }
   ON CONFLICT (request_id) DO UPDATE SET ${USAGE_UPDATE}
 )
@@ -99,8 +145,23 @@ export class PgStore implements Store {
     return row ? keyFromRow(row) : null;
   }
 
+  async getKeyByHash(hash: string): Promise<KeyRecord | null> {
+    const [row] = await this.sql`SELECT * FROM keys WHERE hash = ${hash}`;
+    return row ? keyFromRow(row) : null;
+  }
+
+  /** Served by keys_changed; createKey and updateKey stamp `changed_at` with this process's clock. */
+  async keyChanges(since: number): Promise<KeyRecord[]> {
+    return (await this.sql`SELECT * FROM keys WHERE changed_at >= ${since}`).map(keyFromRow);
+  }
+
   async createKey(rec: KeyRecord): Promise<void> {
-    const row = { ...keyMetaRow(rec), credited: rec.credited.toString(), spent: rec.spent.toString() };
+    const row = {
+      ...keyMetaRow(rec),
+      credited: rec.credited.toString(),
+      spent: rec.spent.toString(),
+      changed_at: Date.now(),
+    };
     try {
       await this.sql`INSERT INTO keys ${this.sql(row)}`;
     } catch (err) {
@@ -110,7 +171,7 @@ export class PgStore implements Store {
   }
 
   async updateKey(meta: KeyMeta): Promise<void> {
-    const row = keyMetaRow(meta);
+    const row = { ...keyMetaRow(meta), changed_at: Date.now() };
     const { id: _id, ...set } = row;
     await this.sql`
       INSERT INTO keys ${this.sql({ ...row, credited: "0", spent: "0" })}
@@ -125,14 +186,18 @@ export class PgStore implements Store {
     const closed = (batch.closed ?? []).filter((id) => !reopened.has(id));
     if (batch.money.length + closed.length + usage.length + open.length === 0) return;
     for (const d of batch.money) {
-      if (d.spent < 0n || d.credited < 0n) {
+      if (d.spent < 0n || d.credited < 0n || d.lease && (d.lease.returned < 0n || d.lease.reserved < 0n)) {
         throw new RangeError(`money counter delta out of range: ${d.keyId}`);
       }
+      if (d.lease && batch.at === undefined) {
+        throw new RangeError(`lease delta without the batch's at: ${d.keyId}`);
+      }
     }
+    const at = batch.at === undefined ? undefined : emptyWindow(batch.at);
     await this.sql.unsafe(COMMIT_SQL, [
-      batch.money.map((d) => d.keyId),
-      batch.money.map((d) => d.spent.toString()),
-      batch.money.map((d) => d.credited.toString()),
+      ...columnArrays(MONEY_COLUMNS, batch.money),
+      at?.hourStart ?? null,
+      at?.dayStart ?? null,
       closed,
       ...columnArrays(USAGE_COLUMNS, usage),
       ...columnArrays(USAGE_COLUMNS, open),
@@ -168,6 +233,18 @@ export class PgStore implements Store {
     await this.sql`
       INSERT INTO tariff (rows) VALUES (${this.sql.json(rows as unknown as postgres.JSONValue)})
       ON CONFLICT (singleton) DO UPDATE SET rows = EXCLUDED.rows`;
+  }
+
+  takeLease(take: LeaseTake): Promise<{ view: LeaseView; grant: bigint }> {
+    return takeLease(this.sql, take);
+  }
+
+  leaseView(keyId: string, holder: string, now: number): Promise<LeaseView | null> {
+    return leaseView(this.sql, keyId, holder, now);
+  }
+
+  renewLeases(holder: string, keyIds: readonly string[], now: number, ttlMs: number): Promise<string[]> {
+    return renewLeases(this.sql, holder, keyIds, now, ttlMs);
   }
 
   /** Under a per-key transaction lock: expired files are dropped from the count (and deleted), the live ones
@@ -252,13 +329,18 @@ export class PgStore implements Store {
     ]);
   }
 
-  /** Deletes every file and tool loop expired at `now` (a batch each: the next sweep takes the rest). */
+  /** Deletes every file, tool loop and lease expired at `now` (a batch each: the next sweep takes the rest).
+   *  An expired lease counts for nothing already (pg_leases.ts); deleting it only keeps the table small. */
   async sweep(now: number): Promise<void> {
     try {
       await sweepFiles(this.sql, now);
       await this.sql`
         DELETE FROM tool_loops WHERE (key_id, id) IN (
           SELECT key_id, id FROM tool_loops WHERE expires_at <= ${now}
+          LIMIT ${SWEEP_BATCH} FOR UPDATE SKIP LOCKED)`;
+      await this.sql`
+        DELETE FROM leases WHERE (key_id, holder) IN (
+          SELECT key_id, holder FROM leases WHERE expires_at <= ${now}
           LIMIT ${SWEEP_BATCH} FOR UPDATE SKIP LOCKED)`;
     } catch (err) {
       console.error(`postgres store sweep failed: ${err instanceof Error ? err.message : err}`);

@@ -1,13 +1,13 @@
 /**
  * The Store contract on Postgres (a fresh schema per test), and what only the Postgres store promises:
  * migrations applied once under concurrency, the single-writer lock, one atomic statement per commit, the
- * report's index, the sweep. Needs TEST_DATABASE_URL (CI sets it); without it these are ignored.
+ * order rows are locked in (no deadlock between processes), the report's index, the sweep. Needs TEST_DATABASE_URL (CI sets it); without it these are ignored.
  */
 import assert from "node:assert/strict";
 import { parseConfig } from "../config/env.ts";
 import { DatabaseInUseError } from "./in_use.ts";
 import { openStore } from "./open.ts";
-import { connect } from "./pg_connect.ts";
+import { connect, type Sql } from "./pg_connect.ts";
 import { migrate, MIGRATIONS } from "./pg_migrations.ts";
 import { PgStore } from "./pg_store.ts";
 import { freshSchema, PG_SKIP_NOTE, TEST_DATABASE_URL, type TestSchema } from "./pg_test_schema.ts";
@@ -25,6 +25,10 @@ const postgres: StoreBackend = {
 };
 storeContract(postgres);
 leaseContract(postgres);
+
+/** 10:30 UTC: lease times are given, never read from the clock. */
+const T = Date.UTC(2026, 0, 1, 10, 30);
+const HOUR = 3_600_000;
 
 /** A Postgres-only test on a fresh schema, dropped at the end. */
 function pgTest(name: string, fn: (schema: TestSchema) => Promise<void>) {
@@ -100,31 +104,192 @@ pgTest(
   },
 );
 
-pgTest("commit is one statement: a batch that fails moves no money and deletes no checkpoint", async (s) => {
-  const store = await PgStore.open(s.url);
-  try {
-    await store.createKey(keyRecord("key_a", { balance: 100n, credited: 100n }));
-    await store.commit({ money: [], usage: [], open: [usageRow("req_a", "key_a")] });
-    const tooBig = usageRow("req_b", "key_a", { charged: 10n ** 41n }); // beyond numeric(40,0)
-    await assert.rejects(
-      store.commit({
-        money: [{ keyId: "key_a", spent: 10n, credited: 0n }],
-        usage: [usageRow("req_a", "key_a"), tooBig],
-        closed: ["req_a"],
-      }),
-      /numeric field overflow/,
-    );
-    assert.equal((await store.getKey("key_a"))!.balance, 100n);
-    assert.deepEqual((await store.listOpen()).map((r) => r.requestId), ["req_a"]);
-    assert.deepEqual((await store.listUsage("key_a", { limit: 5 })).rows, []);
-    await assert.rejects(
-      store.commit({ money: [{ keyId: "key_a", spent: -1n, credited: 0n }], usage: [] }),
-      RangeError,
-    );
-  } finally {
-    await store.close();
+pgTest(
+  "commit is one statement: a batch that fails moves no money, no lease, no window, no checkpoint",
+  async (s) => {
+    const store = await PgStore.open(s.url);
+    try {
+      await store.createKey(keyRecord("key_a", { balance: 100n, credited: 100n }));
+      await store.commit({ money: [], usage: [], open: [usageRow("req_a", "key_a")] });
+      const decide = () => ({ grant: 50n, reserved: 5n });
+      await store.takeLease({ keyId: "key_a", holder: "h1", now: T, ttlMs: 60_000, decide });
+      const view = await store.leaseView("key_a", "h1", T);
+      const tooBig = usageRow("req_b", "key_a", { charged: 10n ** 41n }); // beyond numeric(40,0)
+      const lease = { holder: "h1", returned: 10n, reserved: 3n };
+      await assert.rejects(
+        store.commit({
+          money: [{ keyId: "key_a", spent: 10n, credited: 0n, lease }],
+          usage: [usageRow("req_a", "key_a"), tooBig],
+          closed: ["req_a"],
+          at: T,
+        }),
+        /numeric field overflow/,
+      );
+      assert.equal((await store.getKey("key_a"))!.balance, 100n);
+      assert.deepEqual(await store.leaseView("key_a", "h1", T), view);
+      assert.equal(view!.mine, 50n);
+      assert.equal(view!.window.hourReserved, 5n);
+      assert.deepEqual((await store.listOpen()).map((r) => r.requestId), ["req_a"]);
+      assert.deepEqual((await store.listUsage("key_a", { limit: 5 })).rows, []);
+      for (
+        const money of [
+          { keyId: "key_a", spent: -1n, credited: 0n },
+          { keyId: "key_a", spent: 0n, credited: 0n, lease: { ...lease, returned: -1n } },
+          { keyId: "key_a", spent: 0n, credited: 0n, lease: { ...lease, reserved: -1n } },
+        ]
+      ) {
+        await assert.rejects(store.commit({ money: [money], usage: [], at: T }), RangeError);
+      }
+      await assert.rejects(
+        store.commit({ money: [{ keyId: "key_a", spent: 1n, credited: 0n, lease }], usage: [] }),
+        RangeError,
+        "a lease delta needs the batch's at",
+      );
+      assert.deepEqual(await store.leaseView("key_a", "h1", T), view);
+    } finally {
+      await store.close();
+    }
+  },
+);
+
+pgTest(
+  "processes committing, taking and renewing on the same keys at once, in every order: every sum exact",
+  async (s) => {
+    const stores = await Promise.all([0, 1, 2].map(() => PgStore.open(s.url)));
+    try {
+      const keys = ["k0", "k1", "k2", "k3", "k4", "k5"];
+      const initial = 1_000n, rounds = 12;
+      const take = (store: PgStore, keyId: string, holder: string, grant: bigint) =>
+        store.takeLease({ keyId, holder, now: T, ttlMs: HOUR, decide: () => ({ grant, reserved: 0n }) });
+      for (const id of keys) {
+        await stores[0]!.createKey(keyRecord(id, { credited: 1_000_000n, balance: 1_000_000n }));
+        for (const [i, store] of stores.entries()) await take(store, id, `h${i}`, initial);
+      }
+      const took = new Map<string, bigint>(); // `${key} ${holder}` → grants in the rounds
+      // Each process (holder) per round: a commit settling 1 from its lease on every key, takes of 1 on
+      // half of them and a renewal of all, at once; the key order differs by round and by process.
+      await Promise.all(stores.map(async (store, i) => {
+        const holder = `h${i}`;
+        for (let round = 0; round < rounds; round++) {
+          const order = keys.map((_, j) => keys[(j + round + i) % keys.length]!);
+          if ((round + i) % 2 === 1) order.reverse();
+          const lease = { holder, returned: 0n, reserved: 1n };
+          const half = order.slice(0, keys.length / 2);
+          for (const keyId of half) {
+            took.set(`${keyId} ${holder}`, (took.get(`${keyId} ${holder}`) ?? 0n) + 1n);
+          }
+          const [, , renewed] = await Promise.all([
+            store.commit({
+              money: order.map((keyId) => ({ keyId, spent: 1n, credited: 0n, lease })),
+              usage: [],
+              at: T,
+            }),
+            Promise.all(half.map((keyId) => take(store, keyId, holder, 1n))),
+            store.renewLeases(holder, order, T, HOUR),
+          ]);
+          assert.deepEqual([...renewed].sort(), [...keys]);
+        }
+      }));
+      const spent = BigInt(stores.length * rounds);
+      for (const id of keys) {
+        const mine = stores.map((_, i) => initial - BigInt(rounds) + (took.get(`${id} h${i}`) ?? 0n));
+        assert.deepEqual(await stores[1]!.leaseView(id, "h0", T), {
+          credited: 1_000_000n,
+          spent,
+          leased: mine.reduce((a, b) => a + b),
+          mine: mine[0],
+          window: {
+            hourStart: T - T % HOUR,
+            dayStart: Date.UTC(2026, 0, 1),
+            hourSpent: spent,
+            daySpent: spent,
+            hourReserved: spent,
+            dayReserved: spent,
+          },
+        });
+      }
+    } finally {
+      for (const store of stores) await store.close();
+    }
+  },
+);
+
+pgTest(
+  "lock order: a commit locks its keys by id, then its leases by key, a renewal its leases by key, in any order given",
+  async (s) => {
+    const store = await PgStore.open(s.url);
+    const other = connect(s.url, "test other transaction", { max: 1 });
+    const probe = connect(s.url, "test probe", { max: 1 });
+    try {
+      // Created against the id order (and named so that hashing puts kb first too): unsorted, kb is locked first.
+      for (const id of ["kb", "ka"]) {
+        await store.createKey(keyRecord(id, { credited: 100n, balance: 100n }));
+        await store.takeLease({
+          keyId: id,
+          holder: "h",
+          now: T,
+          ttlMs: HOUR,
+          decide: () => ({ grant: 50n, reserved: 0n }),
+        });
+      }
+      const lease = { holder: "h", returned: 0n, reserved: 0n };
+      const commit = () =>
+        store.commit({
+          money: ["kb", "ka"].map((keyId) => ({ keyId, spent: 1n, credited: 0n, lease })),
+          usage: [],
+          at: T,
+        });
+      const keyRow = (id: string) => ({ table: "keys", where: `id = '${id}'` });
+      const leaseRow = (id: string) => ({ table: "leases", where: `key_id = '${id}' AND holder = 'h'` });
+      const cases = [
+        { held: keyRow("kb"), write: commit, first: keyRow("ka") },
+        { held: leaseRow("kb"), write: commit, first: leaseRow("ka") },
+        {
+          held: leaseRow("kb"),
+          write: () => store.renewLeases("h", ["kb", "ka"], T, HOUR),
+          first: leaseRow("ka"),
+        },
+      ];
+      for (const c of cases) {
+        // Another transaction holds kb's row; the write must have locked ka's before waiting for it.
+        let written: Promise<unknown> | undefined;
+        try {
+          await other.begin(async (tx) => {
+            const [me] = await tx`SELECT pg_backend_pid() AS pid`;
+            await tx.unsafe(`SELECT 1 FROM ${c.held.table} WHERE ${c.held.where} FOR UPDATE`);
+            written = c.write();
+            await waitingOn(probe, me!.pid);
+            await assert.rejects(
+              probe.unsafe(`SELECT 1 FROM ${c.first.table} WHERE ${c.first.where} FOR UPDATE NOWAIT`),
+              (e: { code?: string }) => e.code === "55P03",
+              `${c.first.table} ${c.first.where} is locked first`,
+            );
+          });
+        } finally {
+          await written;
+        }
+      }
+      const view = await store.leaseView("ka", "h", T);
+      assert.equal(view!.spent, 2n);
+      assert.equal(view!.mine, 48n);
+    } finally {
+      await probe.end();
+      await other.end();
+      await store.close();
+    }
+  },
+);
+
+/** Resolves once a session waits for a lock that the session `pid` holds. */
+async function waitingOn(sql: Sql, pid: number): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    const [row] = await sql`
+      SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${pid}::int = ANY(pg_blocking_pids(pid))`;
+    if (row!.n > 0) return;
+    await new Promise((r) => setTimeout(r, 10));
   }
-});
+  throw new Error(`nothing waits on ${pid}`);
+}
 
 pgTest("the usage report's page is an index range in the report's order (no sort)", async (s) => {
   const store = await PgStore.open(s.url);
@@ -144,7 +309,7 @@ pgTest("the usage report's page is an index range in the report's order (no sort
   }
 });
 
-pgTest("the sweep deletes every expired file and tool loop, and nothing live", async (s) => {
+pgTest("the sweep deletes every expired file, tool loop and lease, and nothing live", async (s) => {
   const store = await PgStore.open(s.url);
   try {
     const quota = { maxFiles: 5, maxBytes: 1_000 };
@@ -172,6 +337,12 @@ pgTest("the sweep deletes every expired file and tool loop, and nothing live", a
     });
     await store.updateToolLoops("k1", { close: [], open: loop("l_old", 100) });
     await store.updateToolLoops("k1", { close: [], open: loop("l_new", 1_000) });
+    await store.createKey(keyRecord("k1", { credited: 100n, balance: 100n }));
+    const take = (holder: string, ttlMs: number) =>
+      store.takeLease({ keyId: "k1", holder, now: 0, ttlMs, decide: () => ({ grant: 10n, reserved: 0n }) });
+    await take("h_old", 100);
+    await take("h_edge", 500); // expires at 500: expired at 500
+    await take("h_new", 501);
     await store.sweep(500);
     const sql = connect(s.url, "test");
     try {
@@ -182,6 +353,7 @@ pgTest("the sweep deletes every expired file and tool loop, and nothing live", a
         ],
       );
       assert.deepEqual((await sql`SELECT id FROM tool_loops`).map((r) => r.id), ["l_new"]);
+      assert.deepEqual((await sql`SELECT holder FROM leases`).map((r) => r.holder), ["h_new"]);
     } finally {
       await sql.end();
     }

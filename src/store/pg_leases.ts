@@ -1,7 +1,8 @@
 /**
- * Credit leases on Postgres (docs/ledger_leases.md; store.ts takeLease, leaseView, renewLeases). Every writer
- * of a key's leases — take, commit — locks the key's row first; a renewal and the sweep touch only lease rows,
- * in key order or without waiting, so no two of them deadlock (pg_store.ts COMMIT_SQL locks in the same order).
+ * Credit leases on Postgres (docs/ledger_leases.md; store.ts takeLease, leaseView, renewLeases). Every
+ * writer of a key's leases — take, commit — locks the key's row first; a renewal and the sweep touch only
+ * lease rows, in key order or without waiting, so no two of them deadlock (pg_store.ts COMMIT_SQL locks in
+ * the same order).
  */
 import type postgres from "postgres";
 import type { Sql } from "./pg_connect.ts";
@@ -46,7 +47,8 @@ async function takeOnce(
     WITH expired AS (
       DELETE FROM leases WHERE key_id = ${keyId} AND holder <> ${holder} AND expires_at <= ${now}
     )
-    SELECT coalesce(sum(amount), 0) AS leased, coalesce(sum(amount) FILTER (WHERE holder = ${holder}), 0) AS mine
+    SELECT coalesce(sum(amount), 0) AS leased,
+      coalesce(sum(amount) FILTER (WHERE holder = ${holder}), 0) AS mine
     FROM leases WHERE key_id = ${keyId} AND expires_at > ${now}`;
   const view = leaseViewFromRow({ ...key, ...sums }, now);
   const decision = take.decide(view);
@@ -81,7 +83,8 @@ export async function leaseView(
   const [row] = await sql.unsafe(
     `SELECT credited, spent, ${WINDOW_COLUMNS},
       (SELECT coalesce(sum(amount), 0) FROM leases WHERE key_id = $1 AND expires_at > $3) AS leased,
-      (SELECT coalesce(sum(amount), 0) FROM leases WHERE key_id = $1 AND holder = $2 AND expires_at > $3) AS mine
+      (SELECT coalesce(sum(amount), 0) FROM leases
+        WHERE key_id = $1 AND holder = $2 AND expires_at > $3) AS mine
     FROM keys WHERE id = $1`,
     [keyId, holder, now],
     { prepare: true },

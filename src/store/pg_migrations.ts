@@ -116,7 +116,8 @@ CREATE TABLE leases (
 -- A holder renews all its leases in one statement.
 CREATE INDEX leases_holder ON leases (holder);
 
--- The key's shared windows (shared_window.ts): sums of the hour and the day starting at *_start (0: never written).
+-- The key's shared windows (shared_window.ts): sums of the hour and the day starting at *_start
+-- (0: never written).
 ALTER TABLE keys
   ADD COLUMN hour_start bigint NOT NULL DEFAULT 0,
   ADD COLUMN day_start bigint NOT NULL DEFAULT 0,

@@ -64,9 +64,9 @@ const WINDOW_ADD = { spent: "delta.window_spent", reserved: "delta.window_reserv
 
 /**
  * The whole group commit as one statement (so one round trip and one transaction): money deltas summed per
- * key and added to the counters (and, for lease deltas, to the windows rolled to `at`), the holders' leases
- * shrunk, settled checkpoints deleted, usage rows and fresh checkpoints upserted. Several processes commit and
- * take at once, so rows are locked in one order: the keys by id (`locked`, before any key is updated),
+ * key and added to the counters (and, for lease deltas, to the windows rolled to `at`), the holders'
+ * leases shrunk, settled checkpoints deleted, usage rows and fresh checkpoints upserted. Several processes
+ * commit and take at once, so rows are locked in one order: the keys by id (`locked`, before any key is updated),
  * then, once every key is updated, the leases by (key, holder) — a take locks its key first too.
  * Parameters: the money columns (MONEY_COLUMNS), then those of HOUR_START.
  */
@@ -87,7 +87,8 @@ WITH d AS (
   FROM delta WHERE keys.id = delta.key_id AND (SELECT count(*) FROM locked) >= 0
   RETURNING keys.id
 ), lease_delta AS (
-  SELECT key_id, holder, sum(spent + returned) AS shrink FROM d WHERE holder IS NOT NULL GROUP BY key_id, holder
+  SELECT key_id, holder, sum(spent + returned) AS shrink
+  FROM d WHERE holder IS NOT NULL GROUP BY key_id, holder
 ), held AS (
   SELECT leases.key_id, leases.holder, leases.amount, lease_delta.shrink
   FROM leases JOIN lease_delta USING (key_id, holder)

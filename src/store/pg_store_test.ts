@@ -1,7 +1,8 @@
 /**
  * The Store contract on Postgres (a fresh schema per test), and what only the Postgres store promises:
  * migrations applied once under concurrency, the single-writer lock, one atomic statement per commit, the
- * order rows are locked in (no deadlock between processes), the report's index, the sweep. Needs TEST_DATABASE_URL (CI sets it); without it these are ignored.
+ * order rows are locked in (no deadlock between processes), the report's index, the sweep. Needs
+ * TEST_DATABASE_URL (CI sets it); without it these are ignored.
  */
 import assert from "node:assert/strict";
 import { parseConfig } from "../config/env.ts";
@@ -215,13 +216,14 @@ pgTest(
 );
 
 pgTest(
-  "lock order: a commit locks its keys by id, then its leases by key, a renewal its leases by key, in any order given",
+  "lock order, whatever the order given: a commit locks its keys by id, then its leases by key; a renewal too",
   async (s) => {
     const store = await PgStore.open(s.url);
     const other = connect(s.url, "test other transaction", { max: 1 });
     const probe = connect(s.url, "test probe", { max: 1 });
     try {
-      // Created against the id order (and named so that hashing puts kb first too): unsorted, kb is locked first.
+      // Created against the id order (and named so that hashing puts kb first too): unsorted, kb would be
+      // locked first.
       for (const id of ["kb", "ka"]) {
         await store.createKey(keyRecord(id, { credited: 100n, balance: 100n }));
         await store.takeLease({

@@ -4,6 +4,8 @@ import { isDemoMode, parseConfig } from "./src/config/env.ts";
 import { startGateway } from "./src/gateway.ts";
 import { parseUsd } from "./src/money/usd.ts";
 import { StoreInUseError } from "./src/store/in_use.ts";
+import { isSharedStore } from "./src/store/open.ts";
+import { superviseWorkers, workerNumber } from "./src/http/supervisor.ts";
 
 let config;
 try {
@@ -13,18 +15,31 @@ try {
   Deno.exit(2);
 }
 
+const worker = workerNumber();
+if (config.WORKERS > 1 && worker === undefined) {
+  if (!isSharedStore(config)) {
+    console.error(
+      `WORKERS=${config.WORKERS} needs a store the processes share: DATABASE_URL=postgres://… or kv:… ` +
+        '(README "Several processes")',
+    );
+    Deno.exit(2);
+  }
+  console.log(`starting ${config.WORKERS} workers on port ${config.PORT}`);
+  Deno.exit(await superviseWorkers(config.WORKERS, import.meta.url));
+}
+
 let gw;
 try {
   // Demo mode (no upstream configured): every family is answered by the built-in simulator.
   const simulator = isDemoMode(config) ? await startSimulator({ hostname: "127.0.0.1" }) : undefined;
-  gw = await startGateway(config, simulator ? { simulator } : {});
+  gw = await startGateway(config, { ...(simulator ? { simulator } : {}), worker: worker ?? 1 });
 } catch (err) {
   if (!(err instanceof StoreInUseError)) throw err;
   console.error(err.message);
   Deno.exit(1);
 }
-console.log(`gateway listening on ${gw.url}`);
-if (gw.app.simulated) {
+console.log(`gateway${worker ? ` worker ${worker}` : ""} listening on ${gw.url}`);
+if (gw.app.simulated && (worker ?? 1) === 1) {
   const { key } = await gw.app.accounts.create({ balance: parseUsd(config.DEMO_BALANCE_USD), name: "demo" });
   console.log("");
   console.log("DEMO MODE: no upstream is configured, every family is answered by the built-in SIMULATOR");

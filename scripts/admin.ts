@@ -10,7 +10,7 @@ import { directBackend } from "./admin/direct.ts";
 import { remoteBackend } from "./admin/remote.ts";
 import { withBaseRates } from "./admin/tariff.ts";
 import { StoreInUseError } from "../src/store/in_use.ts";
-import { describeStore } from "../src/store/open.ts";
+import { describeStore, isSharedStore } from "../src/store/open.ts";
 
 async function openBackend(): Promise<Backend> {
   const url = Deno.env.get("GATEWAY_URL") ?? "";
@@ -28,8 +28,12 @@ async function openBackend(): Promise<Backend> {
     throw new UsageError(err instanceof Error ? err.message : String(err));
   }
   console.error(
-    `admin: direct mode on ${describeStore(config)}. It is refused while a gateway runs on the same store ` +
-      "(single writer); set GATEWAY_URL and ADMIN_TOKEN to go through the running gateway.",
+    isSharedStore(config)
+      ? `admin: direct mode on ${describeStore(config)}, shared with the gateways that serve it.`
+      : `admin: direct mode on ${
+        describeStore(config)
+      }. It is refused while a gateway runs on the same store ` +
+        "(single writer); set GATEWAY_URL and ADMIN_TOKEN to go through the running gateway.",
   );
   return await directBackend(config);
 }

@@ -29,6 +29,8 @@ export interface App {
   log: Logger;
   /** Every family is served by the built-in simulator; responses say so in a header. */
   simulated: boolean;
+  /** Which of the WORKERS serving processes this is (1-based; README "Several processes"), on every answer. */
+  worker: number;
   /** The clock (ms since the epoch) and the id generator, injected so tests and codecs can control them. */
   now(): number;
   newId(prefix: string): string;
@@ -37,3 +39,4 @@ export interface App {
 }
 
 export const SIMULATED_HEADER = "x-gateway-simulated";
+export const WORKER_HEADER = "x-gateway-worker";

@@ -1,5 +1,5 @@
 /** Builds the App from a Config and serves it. Used by main.ts, the tests and the benchmark. */
-import { Accounts } from "./accounts/accounts.ts";
+import { openAccounts } from "./accounts/open_accounts.ts";
 import type { App } from "./app.ts";
 import { Tariff } from "./billing/tariff.ts";
 import { loadTariff } from "./billing/tariff_rows.ts";
@@ -36,13 +36,19 @@ export interface DemoUpstream {
 }
 
 /**
- * `connection`: the header/idle deadlines (src/http/serve.ts); tests shorten them. `simulator`: required
+ * `connection`: the header/idle deadlines (src/http/serve.ts); tests shorten them. `worker`: see App.worker. `simulator`: required
  * in demo mode (no upstream URL configured), closed with the gateway. `logSink`: where log lines go
  * (stdout unless a test captures them).
  */
 export async function startGateway(
   config: Config,
-  opts: { connection?: Partial<ConnectionBounds>; simulator?: DemoUpstream; logSink?: LogSink } = {},
+  opts: {
+    connection?: Partial<ConnectionBounds>;
+    simulator?: DemoUpstream;
+    logSink?: LogSink;
+    /** This process's number among WORKERS (main.ts's supervisor sets it; 1 otherwise). */
+    worker?: number;
+  } = {},
 ): Promise<Gateway> {
   const demo = isDemoMode(config);
   const sim = demo ? opts.simulator : undefined;
@@ -55,7 +61,7 @@ export async function startGateway(
     await store.close();
     throw err;
   }
-  const accounts = await Accounts.load(store);
+  const accounts = await openAccounts(config, store);
   const metrics = new GatewayMetrics();
   metrics.watchLedger({ stats: () => accounts.ledger.stats(), held: () => accounts.held() });
   const app: App = {
@@ -70,6 +76,7 @@ export async function startGateway(
     draining: false,
     inflight: new InFlight(),
     simulated: demo,
+    worker: opts.worker ?? 1,
     now: () => Date.now(),
     newId: idGenerator(),
     random: Math.random,
@@ -81,6 +88,7 @@ export async function startGateway(
     hostname: config.HOST,
     headerTimeoutMs: config.HTTP_HEADER_TIMEOUT_MS,
     idleTimeoutMs: config.HTTP_IDLE_TIMEOUT_MS,
+    reusePort: config.WORKERS > 1,
     ...opts.connection,
   }, createHandler(app));
   let closing: Promise<void> | undefined;
@@ -99,7 +107,7 @@ export async function startGateway(
       return closing = (async () => {
         // Draining, the grace, the cut, the listener closed (src/http/shutdown.ts); with nothing open, at once.
         await drain(app, server, config.SHUTDOWN_GRACE_MS);
-        await accounts.close(); // leased credit returned (none leased yet), the ledger flushed
+        await accounts.close(); // leased credit returned, the ledger flushed
         await sim?.close();
         await store.close();
       })();

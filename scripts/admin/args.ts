@@ -39,8 +39,9 @@ export const USAGE = `Usage: deno task admin <command>
   help                                   this text
 
 Mode: with GATEWAY_URL and ADMIN_TOKEN set, the CLI calls the running gateway's /admin API.
-Otherwise it opens the store under DATA_DIR directly; never do that while a gateway runs on the
-same DATA_DIR (the gateway is the single writer of its store).`;
+Otherwise it opens the configured store directly: the KV file under DATA_DIR is refused while a
+gateway runs on it (the gateway is its single writer); a shared store (DATABASE_URL=postgres://…
+or kv:…) is used beside the running gateways.`;
 
 const CAP_FLAGS = {
   "hourly-spend": "hourly_spend_usd",

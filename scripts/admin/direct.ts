@@ -1,8 +1,10 @@
 /**
- * Direct mode: opens the store under DATA_DIR itself and runs the shared operations. Only safe when
- * no gateway runs on the same DATA_DIR: the gateway keeps balances in memory and is the single writer.
+ * Direct mode: opens the configured store itself and runs the shared operations. The embedded KV file under
+ * DATA_DIR is refused while a gateway runs on it (the gateway keeps balances in memory and is its single
+ * writer); a shared store (Postgres, kv:) is used beside the gateways, like one more of them.
  */
-import { Accounts } from "../../src/accounts/accounts.ts";
+import type { Accounts } from "../../src/accounts/accounts.ts";
+import { openAccounts } from "../../src/accounts/open_accounts.ts";
 import { applyKeyAction, createKey, keyView } from "../../src/admin/operations.ts";
 import { applyTariffChange, reconcileTariff, tariffList } from "../../src/billing/tariff_rows.ts";
 import type { Config } from "../../src/config/env.ts";
@@ -32,7 +34,7 @@ export async function directBackend(config: Config): Promise<Backend> {
   const store = await openStore(config);
   let accounts: Accounts;
   try {
-    accounts = await Accounts.load(store);
+    accounts = await openAccounts(config, store);
   } catch (err) {
     await store.close();
     throw err;
@@ -40,10 +42,10 @@ export async function directBackend(config: Config): Promise<Backend> {
   return {
     create: (body) => guard(() => createKey(accounts, body, Date.now())),
     show: (id) =>
-      guard(() => {
-        const acc = accounts.get(id);
+      guard(async () => {
+        const acc = await accounts.find(id);
         if (!acc) throw new GatewayError("key_not_found");
-        return Promise.resolve(keyView(accounts, acc, Date.now()));
+        return await keyView(accounts, acc, Date.now());
       }),
     action: (id, action, body) => guard(() => applyKeyAction(accounts, id, action, body, Date.now())),
     tariff: () => guard(async () => tariffList(reconcileTariff(await store.getTariff()).rows)),

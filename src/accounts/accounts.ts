@@ -1,12 +1,16 @@
 /**
  * The key table: lookups by id, by key hash and by presented key (a bounded cache), key creation and admin
  * changes of a key's metadata (written through at once). Money goes through the Ledger (ledger.ts) it
- * holds — by default the in-memory one (memory_ledger.ts), as this process is the only writer of its store.
+ * holds — the in-memory one (memory_ledger.ts) when this process is the only writer of its store, the
+ * leasing one (lease_ledger.ts) when the store is shared; then a key this process has not seen is looked up
+ * in the store, and the changes other processes make are read every `refreshMs` (key_refresh.ts).
  */
 import { generateKey, hashKey, keyHint } from "./api_key.ts";
 import { type Account, newAccount } from "./account.ts";
 import type { Ledger } from "./ledger.ts";
 import { MemoryLedger } from "./memory_ledger.ts";
+import type { LeaseLedger } from "./lease_ledger.ts";
+import { KeyRefresh } from "./key_refresh.ts";
 import type { Store } from "../store/store.ts";
 import type { KeyRecord } from "../store/types.ts";
 
@@ -23,13 +27,26 @@ export interface NewKeyOptions {
 /** Builds the ledger over a store (the in-memory one unless told otherwise). */
 export type LedgerFactory = (store: Store, commitIntervalMs: number) => Ledger;
 
+/** A store shared with other processes: the leasing ledger's holder and how often to read key changes. */
+export interface SharedStoreOptions {
+  ledger: LeaseLedger;
+  refreshMs: number;
+}
+
 export class Accounts {
   readonly #byId = new Map<string, Account>();
   readonly #byHash = new Map<string, Account>();
   /** Presented key → account, so a known key is not hashed on every request. Memory only, bounded. */
   readonly #byKey = new Map<string, Account>();
 
-  private constructor(private readonly store: Store, readonly ledger: Ledger) {}
+  #refresh: KeyRefresh | undefined;
+
+  private constructor(
+    private readonly store: Store,
+    readonly ledger: Ledger,
+    /** Set when the store is shared with other processes. */
+    private readonly lease?: LeaseLedger,
+  ) {}
 
   static async load(
     store: Store,
@@ -42,8 +59,54 @@ export class Accounts {
     return accounts;
   }
 
+  /** The key table over a store other processes share (src/accounts/open_accounts.ts). */
+  static async loadShared(store: Store, shared: SharedStoreOptions): Promise<Accounts> {
+    const accounts = new Accounts(store, shared.ledger, shared.ledger);
+    const started = Date.now();
+    for (const rec of await store.listKeys()) accounts.#index(rec);
+    accounts.#refresh = new KeyRefresh(store, shared.refreshMs, started, (rec) => accounts.#learn(rec));
+    return accounts;
+  }
+
+  /** Whether other processes share the store (money then goes through leases). */
+  get shared(): boolean {
+    return this.lease !== undefined;
+  }
+
   byHash(hash: string): Account | undefined {
     return this.#byHash.get(hash);
+  }
+
+  /** By key hash; on a shared store a key this process has not seen yet (created by another) is read from it. */
+  async findByHash(hash: string): Promise<Account | undefined> {
+    const known = this.#byHash.get(hash);
+    if (known || !this.lease) return known;
+    const rec = await this.store.getKeyByHash(hash);
+    return rec ? this.#learn(rec) : undefined;
+  }
+
+  /** By id, as `findByHash`. */
+  async find(id: string): Promise<Account | undefined> {
+    const known = this.#byId.get(id);
+    if (known || !this.lease) return known;
+    const rec = await this.store.getKey(id);
+    return rec ? this.#learn(rec) : undefined;
+  }
+
+  /**
+   * On a shared store, brings the key's money up to date from the store (this process's settlements flushed
+   * first) and returns the credit every process's live leases hold; undefined on a store of one process,
+   * whose memory is already exact.
+   */
+  async syncMoney(acc: Account): Promise<bigint | undefined> {
+    if (!this.lease) return undefined;
+    await this.ledger.flush();
+    const view = await this.store.leaseView(acc.rec.id, this.lease.holder, Date.now());
+    if (!view) return 0n;
+    acc.rec.credited = view.credited;
+    acc.rec.spent = view.spent;
+    acc.rec.balance = view.credited - view.spent;
+    return view.leased;
   }
 
   byKey(key: string): Account | undefined {
@@ -89,8 +152,13 @@ export class Accounts {
   /** Applies an operator change to a key's metadata in memory and waits until it is durable.
    *  Money is not the change's to touch: top-ups go through `topUp`. */
   async update(id: string, change: (rec: KeyRecord) => void): Promise<Account | undefined> {
-    const acc = this.#byId.get(id);
+    const acc = await this.find(id);
     if (!acc) return undefined;
+    if (this.lease) {
+      // Another process may have changed the key since this one last read it: change the stored metadata.
+      const stored = await this.store.getKey(id);
+      if (stored) this.#learn(stored);
+    }
     const { balance, credited, spent } = acc.rec;
     change(acc.rec);
     if (acc.rec.balance !== balance || acc.rec.credited !== credited || acc.rec.spent !== spent) {
@@ -113,7 +181,7 @@ export class Accounts {
 
   /** Credits a key (an operator top-up) and waits until it is durable. */
   async topUp(id: string, amount: bigint): Promise<Account | undefined> {
-    const acc = this.#byId.get(id);
+    const acc = await this.find(id);
     if (!acc) return undefined;
     await this.ledger.credit(acc, amount);
     return acc;
@@ -142,6 +210,7 @@ export class Accounts {
   }
 
   close(): Promise<void> {
+    this.#refresh?.stop();
     return this.ledger.close();
   }
 
@@ -149,6 +218,16 @@ export class Accounts {
     const acc = newAccount(rec);
     this.#byId.set(rec.id, acc);
     this.#byHash.set(rec.hash, acc);
+    return acc;
+  }
+
+  /** A record read from a shared store: a new key is indexed; a known one takes the stored metadata (its
+   *  money stays this process's view: the ledger moves it). */
+  #learn(rec: KeyRecord): Account {
+    const acc = this.#byId.get(rec.id);
+    if (!acc) return this.#index(rec);
+    const { balance, credited, spent } = acc.rec;
+    Object.assign(acc.rec, rec, { balance, credited, spent });
     return acc;
   }
 }

@@ -10,7 +10,7 @@
  * SIGKILL during the drain leaves them to be settled at the next start instead of lost.
  */
 import type { Store } from "../store/store.ts";
-import type { MoneyDelta, UsageRow } from "../store/types.ts";
+import type { LeaseDelta, MoneyDelta, UsageRow } from "../store/types.ts";
 
 export interface CommitStats {
   commits: number;
@@ -60,13 +60,16 @@ export class GroupCommitter {
     private readonly store: Store,
     intervalMs: number,
     private readonly now = () => performance.now(),
+    /** Wall clock (Unix ms) a lease ledger's shared windows are rolled to (CommitBatch.at). */
+    private readonly clock = () => Date.now(),
   ) {
     this.#intervalMs = intervalMs;
   }
 
-  /** Queue money moved on a key: `spent` charged, `credited` topped up (added to what is pending). */
-  money(keyId: string, spent: bigint, credited: bigint): void {
-    this.#add({ keyId, spent, credited });
+  /** Queue money moved on a key: `spent` charged, `credited` topped up, and with a lease ledger what moves
+   *  its lease (summed into what is pending for the key). */
+  money(keyId: string, spent: bigint, credited: bigint, lease?: LeaseDelta): void {
+    this.#add(lease ? { keyId, spent, credited, lease } : { keyId, spent, credited });
     this.#queue();
   }
 
@@ -121,10 +124,18 @@ export class GroupCommitter {
 
   #add(d: MoneyDelta): void {
     const m = this.#money.get(d.keyId);
-    if (m) {
-      m.spent += d.spent;
-      m.credited += d.credited;
-    } else this.#money.set(d.keyId, { ...d });
+    if (!m) {
+      this.#money.set(d.keyId, d.lease ? { ...d, lease: { ...d.lease } } : { ...d });
+      return;
+    }
+    m.spent += d.spent;
+    m.credited += d.credited;
+    if (!d.lease) return;
+    if (!m.lease) m.lease = { ...d.lease };
+    else {
+      m.lease.returned += d.lease.returned;
+      m.lease.reserved += d.lease.reserved;
+    }
   }
 
   #queue(): void {
@@ -154,7 +165,7 @@ export class GroupCommitter {
     this.#closed = [];
     this.#pendingSince = undefined;
     try {
-      await this.store.commit({ money, usage, open, closed });
+      await this.store.commit({ money, usage, open, closed, at: this.clock() });
     } catch (err) {
       this.#inflight = undefined;
       // Keep the data: requeue for a later round rather than lose a settlement.

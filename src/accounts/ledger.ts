@@ -25,8 +25,12 @@ export interface HoldRequest {
 
 export interface Ledger {
   /** Credit free for a new hold: settled balance minus open holds. A shared ledger answers from its
-   *  latest view (exact for the holds this process placed); used for pre-checks and settlement ceilings. */
+   *  latest view (exact for the holds this process placed); used for pre-checks and the key views. */
   available(acc: Account): bigint;
+
+  /** Credit a settlement may charge beyond its own hold without a negative balance (the settlement ceiling):
+   *  credit no other hold covers. A leasing ledger counts only the credit its lease holds. */
+  spareCredit(acc: Account): bigint;
 
   /** The key's cap windows, rolled forward to `now`. */
   windows(acc: Account, now: number): WindowCounters;
@@ -61,8 +65,8 @@ export interface Ledger {
   /** Shutdown began: durable at once from now on, and the open requests checkpointed while they drain. */
   drain(): Promise<void>;
   /**
-   * Stops background work, gives back credit leased from a shared store (a ledger that leases; none does yet:
-   * the shutdown's "return leased credit" step, src/http/shutdown.ts), and flushes.
+   * Stops background work, gives back credit leased from a shared store (the shutdown's "return leased
+   * credit" step, src/http/shutdown.ts), and flushes.
    */
   close(): Promise<void>;
   /** Commit rounds and their lag (`GET /admin/ledger`, the bench). */

@@ -28,6 +28,10 @@ export class MemoryLedger implements Ledger {
     return acc.rec.balance - acc.held;
   }
 
+  spareCredit(acc: Account): bigint {
+    return this.available(acc);
+  }
+
   windows(acc: Account, now: number): WindowCounters {
     return roll(acc.windows, now);
   }

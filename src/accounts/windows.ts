@@ -3,8 +3,9 @@
  * with the account in memory; the Ledger checks a hold against them (caps.ts) (spec §5.5, §7.3).
  */
 
-export const HOUR = 3_600_000;
-export const DAY = 86_400_000;
+import { DAY, HOUR } from "../store/shared_window.ts";
+
+export { DAY, HOUR };
 
 export interface WindowCounters {
   hourStart: number;

@@ -13,10 +13,10 @@ export async function adminCreateKey(app: App, ctx: RouteContext): Promise<Respo
   return jsonResponse(201, await createKey(app.accounts, body, app.now()), ctx.requestId);
 }
 
-export function adminGetKey(app: App, ctx: RouteContext): Response {
-  const acc = app.accounts.get(ctx.params.id!);
+export async function adminGetKey(app: App, ctx: RouteContext): Promise<Response> {
+  const acc = await app.accounts.find(ctx.params.id!);
   if (!acc) throw new GatewayError("key_not_found");
-  return jsonResponse(200, keyView(app.accounts, acc, app.now()), ctx.requestId);
+  return jsonResponse(200, await keyView(app.accounts, acc, app.now()), ctx.requestId);
 }
 
 export async function adminKeyAction(app: App, ctx: RouteContext): Promise<Response> {

@@ -52,7 +52,13 @@ export function keyState(rec: KeyRecord, now: number): "active" | "revoked" | "e
 const money = (v: bigint | null) => (v === null ? null : formatUsd(v));
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-export function keyView(accounts: Accounts, acc: Account, now: number) {
+/**
+ * The key as operators see it. On a shared store its money is read from the store first (this process's
+ * settlements flushed), and `leased_usd` says how much of the balance sits in live leases of any process
+ * (README "Several processes").
+ */
+export async function keyView(accounts: Accounts, acc: Account, now: number) {
+  const leased = await accounts.syncMoney(acc);
   const r = acc.rec;
   return {
     id: r.id,
@@ -62,10 +68,12 @@ export function keyView(accounts: Accounts, acc: Account, now: number) {
     state: keyState(r, now),
     membership: r.membership,
     theta_paused: r.thetaPaused,
-    balance_usd: formatUsd(accounts.available(acc)),
+    // Shared store: credit sitting unspent in a lease is balance (credited = balance + held + spent).
+    balance_usd: formatUsd(leased === undefined ? accounts.available(acc) : r.balance - acc.held),
     held_usd: formatUsd(acc.held),
     spent_usd: formatUsd(r.spent),
     credited_usd: formatUsd(r.credited),
+    ...(leased === undefined ? {} : { leased_usd: formatUsd(leased) }),
     created_at: iso(r.createdAt),
     expires_at: iso(r.expiresAt),
     suspended_until: iso(r.suspendedUntil),
@@ -93,14 +101,14 @@ export async function applyKeyAction(
     const until = parseBody(schemas.suspend, body).until;
     const acc = await accounts.suspend(id, until === null ? null : Date.parse(until));
     if (!acc) throw new GatewayError("key_not_found");
-    return keyView(accounts, acc, now);
+    return await keyView(accounts, acc, now);
   }
   if (action === "topup") {
     // Money moves through the ledger, as a credit delta; every other action changes the key's metadata.
     const amount = parseUsd(parseBody(schemas.topup, body).amount_usd);
     const acc = await accounts.topUp(id, amount);
     if (!acc) throw new GatewayError("key_not_found");
-    return keyView(accounts, acc, now);
+    return await keyView(accounts, acc, now);
   }
   let change: (r: KeyRecord) => void;
   switch (action) {
@@ -147,7 +155,7 @@ export async function applyKeyAction(
   }
   const acc = await accounts.update(id, change);
   if (!acc) throw new GatewayError("key_not_found");
-  return keyView(accounts, acc, now);
+  return await keyView(accounts, acc, now);
 }
 
 export async function createKey(accounts: Accounts, body: unknown, now: number) {
@@ -157,7 +165,7 @@ export async function createKey(accounts: Accounts, body: unknown, now: number) 
     name: b.name ?? null,
     membership: b.membership ?? null,
   }, now);
-  return { ...keyView(accounts, account, now), key };
+  return { ...(await keyView(accounts, account, now)), key };
 }
 
 export const KEY_ACTIONS: readonly KeyAction[] = [

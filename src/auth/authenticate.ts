@@ -33,7 +33,7 @@ export async function authenticate(headers: Headers, accounts: Accounts, now = D
   const key = extractKey(headers);
   if (key === undefined) throw new GatewayError("missing_api_key");
   if (!isWellFormedKey(key)) throw new GatewayError("invalid_api_key");
-  const acc = accounts.byKey(key) ?? accounts.rememberKey(key, accounts.byHash(await hashKey(key)));
+  const acc = accounts.byKey(key) ?? accounts.rememberKey(key, await accounts.findByHash(await hashKey(key)));
   if (!acc) throw new GatewayError("invalid_api_key");
   const rec = acc.rec;
   if (rec.revoked) throw new GatewayError("api_key_revoked");

@@ -82,7 +82,7 @@ export class Reservation {
   #row(s: SettleInput): UsageRow {
     const { account, model, requestId, endpoint, stream } = this.input;
     const price = chargeAmount(this.rates, s.usage, account.rec.membership === "private");
-    const free = this.ledger.available(account); // excludes this hold, which is still counted
+    const free = this.ledger.spareCredit(account); // excludes this hold, which is still counted
     let ceiling = s.usageSource === "estimated" || free < 0n ? this.amount : this.amount + free;
     if (ceiling < 0n) ceiling = 0n;
     const charge = price < ceiling ? price : ceiling;

@@ -12,9 +12,23 @@ const burst = z.coerce.number().int().min(0).max(1_000_000).optional();
 export const ConfigSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8787),
   HOST: z.string().min(1).default("0.0.0.0"),
-  /** Unset: Deno KV file under DATA_DIR; "memory": in-memory KV (tests); postgres://…: the Postgres store. */
-  DATABASE_URL: z.string().regex(/^(memory|postgres(ql)?:\/\/.+)$/, "expected 'memory' or a postgres:// URL")
-    .optional(),
+  /**
+   * Unset: Deno KV file under DATA_DIR, one process; "memory": in-memory KV (tests); postgres://…: the Postgres
+   * store, shared by any number of processes; kv:<path or KV Connect URL> (kv: alone: Deno Deploy's KV): a
+   * Deno KV shared the same way (README "Several processes").
+   */
+  DATABASE_URL: z.string().regex(
+    /^(memory|postgres(ql)?:\/\/.+|kv:.*)$/,
+    "expected 'memory', a postgres:// URL or kv:<path or URL>",
+  ).optional(),
+  /** Shared stores: a dead process's leased credit is back after at most this long (docs/ledger_leases.md). */
+  LEASE_TTL_MS: ms(30_000),
+  /** Shared stores: a key's unused leased credit goes back after this long without a hold. */
+  LEASE_IDLE_MS: ms(5_000),
+  /** Shared stores: how often a process reads the key changes other processes made (revocations, caps, new keys). */
+  KEY_REFRESH_MS: ms(1_000),
+  /** Serving processes on one port (reusePort); more than one needs a shared store (README "Several processes"). */
+  WORKERS: z.coerce.number().int().min(1).max(64).default(1),
   DATA_DIR: z.string().min(1).default("./data"),
   ADMIN_TOKEN: z.string().min(16, "ADMIN_TOKEN must be at least 16 characters").optional(),
   ALPHA_UPSTREAM_URL: optionalUrl,

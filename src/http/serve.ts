@@ -55,6 +55,8 @@ export interface ServeOptions extends Partial<ConnectionBounds> {
   port: number;
   /** Plain `Deno.serve`, no deadlines: what a Deno without the entry point gets (tests use it). */
   plain?: boolean;
+  /** Several processes listen on the same port (WORKERS, Linux SO_REUSEPORT): the kernel spreads connections. */
+  reusePort?: boolean;
 }
 
 export interface GatewayServer {
@@ -124,7 +126,13 @@ export function serveGateway(opts: ServeOptions, handler: GatewayHandler): Gatew
     }
     let fallbackHost = "";
     const server = Deno.serve(
-      { hostname: opts.hostname, port: opts.port, onListen: () => {}, onError: internalError },
+      {
+        hostname: opts.hostname,
+        port: opts.port,
+        reusePort: opts.reusePort ?? false,
+        onListen: () => {},
+        onError: internalError,
+      },
       (req, info) => handler(req, { fallbackHost, peer: info.remoteAddr.hostname }, info.completed),
     );
     const addr = server.addr as Deno.NetAddr;
@@ -134,7 +142,11 @@ export function serveGateway(opts: ServeOptions, handler: GatewayHandler): Gatew
 
   const headerTimeoutMs = opts.headerTimeoutMs ?? DEFAULT_CONNECTION_BOUNDS.headerTimeoutMs;
   const idleTimeoutMs = opts.idleTimeoutMs ?? DEFAULT_CONNECTION_BOUNDS.idleTimeoutMs;
-  const listener = Deno.listen({ hostname: opts.hostname, port: opts.port });
+  const listener = Deno.listen({
+    hostname: opts.hostname,
+    port: opts.port,
+    reusePort: opts.reusePort ?? false,
+  });
   const live = new Set<ConnServer>();
   let closing = false;
 

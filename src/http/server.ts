@@ -1,6 +1,6 @@
 /** The HTTP layer: request id, routing, and the one place errors become responses. */
 import { StoreUnavailableError } from "../store/unavailable.ts";
-import { type App, SIMULATED_HEADER } from "../app.ts";
+import { type App, SIMULATED_HEADER, WORKER_HEADER } from "../app.ts";
 import { requireAdmin } from "../auth/admin_token.ts";
 import { authenticate } from "../auth/authenticate.ts";
 import { SuspensionRule } from "../auth/suspension_rule.ts";
@@ -19,7 +19,12 @@ import type { GatewayHandler } from "./serve.ts";
 export function createHandler(app: App): GatewayHandler {
   const routes = app.config.ADMIN_TOKEN ? ROUTES : ROUTES.filter((r) => !r.path.startsWith("/admin/"));
   const router = new Router<Handler>(routes);
-  const simHeaders: Record<string, string> = app.simulated ? { [SIMULATED_HEADER]: "true" } : {};
+  // On every answer: which serving process wrote it, and whether the simulator stood in for the upstreams.
+  const fixedHeaders: Record<string, string> = {
+    [WORKER_HEADER]: String(app.worker),
+    ...(app.simulated ? { [SIMULATED_HEADER]: "true" } : {}),
+  };
+  const fixed = Object.entries(fixedHeaders);
   const limits = requestLimits(app.config);
   const suspensions = new SuspensionRule(app.config, app.accounts, app.log);
 
@@ -38,7 +43,7 @@ export function createHandler(app: App): GatewayHandler {
       : url.pathname.includes("/messages")
       ? "anthropic"
       : "openai";
-    const headers: Record<string, string> = { ...simHeaders };
+    const headers: Record<string, string> = { ...fixedHeaders };
     let keyed: Account | undefined;
     let leave: (() => void) | undefined;
     try {
@@ -63,7 +68,7 @@ export function createHandler(app: App): GatewayHandler {
         (ctx as KeyContext).account = keyed = account;
       } else if (m.route.auth === "admin") requireAdmin(app.config.ADMIN_TOKEN, req.headers);
       const res = await m.route.handler(app, ctx);
-      if (app.simulated) res.headers.set(SIMULATED_HEADER, "true");
+      for (const [name, value] of fixed) res.headers.set(name, value);
       if (!trace.deferred) trace.end(res.status); // a stream ends with its pipeline
       return res;
     } catch (err) {

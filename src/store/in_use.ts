@@ -1,7 +1,7 @@
 /**
- * Refusals of a second process on a store already owned. Until the credit-lease ledger exists (issue 15), the
- * serving process keeps balances and holds in memory and is the single writer of its store, so a second
- * gateway (or a direct-mode admin CLI) would hold credit the first one does not see.
+ * Refusal of a second process on the embedded KV file: the process that owns it keeps balances and holds in
+ * memory (memory_ledger.ts), so a second gateway (or a direct-mode admin CLI) would hold credit the first one
+ * does not see. Shared stores (Postgres, `kv:`) take any number of processes through credit leases.
  */
 
 /** Another process owns the store: main.ts and the admin CLI print the message and exit 1. */
@@ -21,17 +21,5 @@ export class DataDirInUseError extends StoreInUseError {
         "running gateway (GATEWAY_URL and ADMIN_TOKEN).",
     );
     this.name = "DataDirInUseError";
-  }
-}
-
-/** The Postgres single-writer advisory lock is held. `where` names the database without its password. */
-export class DatabaseInUseError extends StoreInUseError {
-  constructor(where: string) {
-    super(
-      `DATABASE_URL ${where} is in use by another gateway or admin process (it holds the store's ` +
-        "single-writer advisory lock); until the credit-lease ledger is built, only one process may serve " +
-        "one Postgres store. Stop it, or go through the running gateway (GATEWAY_URL and ADMIN_TOKEN).",
-    );
-    this.name = "DatabaseInUseError";
   }
 }

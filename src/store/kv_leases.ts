@@ -45,18 +45,6 @@ export function leaseViewOf(
   };
 }
 
-/** Refuses (RangeError) what store.ts LeaseTake says a store refuses. A zero grant is never refused, even
- *  when settlements of expired leases left `available` below zero. */
-export function checkDecision(view: LeaseView, d: LeaseDecision): void {
-  if (d.grant < 0n || d.reserved < 0n) {
-    throw new RangeError(`lease decision below zero: ${d.grant}, ${d.reserved}`);
-  }
-  const available = view.credited - view.spent - view.leased;
-  if (d.grant > 0n && d.grant > available) {
-    throw new RangeError(`lease grant ${d.grant} above the available ${available}`);
-  }
-}
-
 /** The book after a take: the holder's lease is `mine + grant` until `now + ttlMs`, reserve added. */
 export function bookAfterTake(
   book: LeaseBook | null,

@@ -25,13 +25,13 @@ import {
   bookAfterRenew,
   bookAfterSettle,
   bookAfterTake,
-  checkDecision,
   commitChecked,
   type LeaseBook,
   leaseViewOf,
   optimistic,
 } from "./kv_leases.ts";
-import { HOUR } from "../accounts/windows.ts";
+import { checkDecision } from "./lease_decision.ts";
+import { HOUR } from "./shared_window.ts";
 import { concatBytes } from "../util/bytes.ts";
 
 /** Deno KV limits one atomic operation to 1000 mutations; batches larger than this are split. */

@@ -8,12 +8,14 @@ import type { Store } from "./store.ts";
 const lockPath = (dataDir: string) => `${dataDir}/gateway.lock`;
 
 /**
- * Unset DATABASE_URL: Deno KV file `${DATA_DIR}/gateway.kv`; "memory": in-memory KV (tests); `postgres://…`:
- * the Postgres store. Either persistent store is refused (StoreInUseError) while another process owns it.
+ * Unset DATABASE_URL: Deno KV file `${DATA_DIR}/gateway.kv`, refused (DataDirInUseError) while another process
+ * owns it; "memory": in-memory KV (tests); `postgres://…`: the Postgres store; `kv:<path or URL>`: a Deno KV
+ * that several processes share (`kv:` alone: Deno Deploy's own).
  */
 export async function openStore(config: Config): Promise<Store> {
   const url = config.DATABASE_URL;
   if (url === "memory") return KvStore.open(":memory:");
+  if (url?.startsWith("kv:")) return KvStore.open(url.slice(3) || undefined);
   if (url !== undefined) return openPostgres(url);
   await Deno.mkdir(config.DATA_DIR, { recursive: true });
   const release = lockDataDir(config.DATA_DIR);
@@ -25,10 +27,20 @@ export async function openStore(config: Config): Promise<Store> {
   }
 }
 
+/**
+ * Whether other processes may share the store, so money goes through credit leases (src/accounts/
+ * lease_ledger.ts): Postgres and a `kv:` store. The embedded KV file and "memory" belong to one process.
+ */
+export function isSharedStore(config: Config): boolean {
+  const url = config.DATABASE_URL;
+  return url !== undefined && url !== "memory";
+}
+
 /** What `openStore(config)` opens, for operators (a Postgres URL without its password). */
 export function describeStore(config: Config): string {
   const url = config.DATABASE_URL;
   if (url === "memory") return "an in-memory store (DATABASE_URL=memory): changes are lost on exit";
+  if (url?.startsWith("kv:")) return `the shared Deno KV ${url.length > 3 ? url.slice(3) : "of Deno Deploy"}`;
   return url === undefined
     ? `the store in DATA_DIR=${config.DATA_DIR}`
     : `the Postgres store ${describeDatabase(url)}`;

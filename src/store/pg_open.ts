@@ -1,16 +1,10 @@
-/** Opens the Postgres store (loaded on demand by open.ts): the single-writer lock first, so a refused process never migrates a store another one serves; outages become StoreUnavailableError. */
-import { lockStore } from "./pg_connect.ts";
+/** Opens the Postgres store (loaded on demand by open.ts); outages become StoreUnavailableError. Any number of
+ *  processes may serve one Postgres store: money goes through credit leases (src/accounts/lease_ledger.ts). */
 import { isPgOutage } from "./pg_outage.ts";
 import { PgStore } from "./pg_store.ts";
 import type { Store } from "./store.ts";
 import { guardStore } from "./unavailable.ts";
 
 export async function openPgStore(url: string): Promise<Store> {
-  const release = await lockStore(url);
-  try {
-    return guardStore(await PgStore.open(url, release), isPgOutage);
-  } catch (err) {
-    await release();
-    throw err;
-  }
+  return guardStore(await PgStore.open(url), isPgOutage);
 }

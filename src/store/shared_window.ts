@@ -2,8 +2,10 @@
  * The shared cap windows of a key (types.ts SharedWindow), as both stores roll and add to them: the same
  * UTC clock hour and day as the in-process windows (src/accounts/windows.ts).
  */
-import { DAY, HOUR } from "../accounts/windows.ts";
 import type { SharedWindow } from "./types.ts";
+
+export const HOUR = 3_600_000;
+export const DAY = 86_400_000;
 
 export function emptyWindow(now: number): SharedWindow {
   return {

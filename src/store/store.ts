@@ -137,6 +137,6 @@ export interface Store {
    */
   renewLeases(holder: string, keyIds: readonly string[], now: number, ttlMs: number): Promise<string[]>;
 
-  /** Ends the store's connections (and releases its single-writer lock, open.ts). */
+  /** Ends the store's connections (and releases the KV file's lock, open.ts). */
   close(): Promise<void>;
 }

@@ -1,0 +1,46 @@
+/**
+ * On a shared store, what other processes changed about keys reaches this one by polling the store's
+ * change list (Store.keyChanges) every `everyMs`: a revocation, new caps or a new key take effect here within
+ * about that long (README "Several processes"). Each poll reads back OVERLAP_MS before the previous one
+ * started, so a change stamped by a writer whose clock is a little behind, or committed while the previous
+ * poll ran, is not missed; applying a change twice is harmless.
+ */
+import type { Store } from "../store/store.ts";
+import type { KeyRecord } from "../store/types.ts";
+
+const OVERLAP_MS = 5_000;
+
+export class KeyRefresh {
+  readonly #timer: ReturnType<typeof setTimeout>;
+  #since: number;
+  #running = false;
+
+  constructor(
+    private readonly store: Store,
+    everyMs: number,
+    since: number,
+    private readonly apply: (rec: KeyRecord) => void,
+  ) {
+    this.#since = since - OVERLAP_MS;
+    this.#timer = setInterval(() => void this.poll(), everyMs);
+  }
+
+  /** One poll (skipped while the previous one runs). */
+  async poll(): Promise<void> {
+    if (this.#running) return;
+    this.#running = true;
+    const started = Date.now();
+    try {
+      for (const rec of await this.store.keyChanges(this.#since)) this.apply(rec);
+      this.#since = started - OVERLAP_MS;
+    } catch (err) {
+      console.error(`key refresh failed: ${err instanceof Error ? err.message : err}`);
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
+}

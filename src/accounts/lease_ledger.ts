@@ -1,0 +1,338 @@
+/**
+ * The Ledger of a process that shares its store with others (several gateways on one Postgres, isolates on
+ * one Deno KV): credit leases, docs/ledger_leases.md. A process takes a slice of a key's credit from the store
+ * in one atomic step and places holds from it in memory, so a hold in steady state makes no store round trip;
+ * settlements move credit from the lease to `spent` in the group commit; idle credit goes back after
+ * `idleMs`; leases are renewed while the process lives and come back by themselves `ttlMs` after it dies.
+ * A key with a cap (spec §5.5) takes exactly each hold from the store instead, checked against the shared
+ * windows there, so its caps hold across processes.
+ */
+import { GatewayError } from "../errors/gateway_error.ts";
+import type { Store } from "../store/store.ts";
+import type { LeaseDecision, LeaseView, UsageRow } from "../store/types.ts";
+import type { Account } from "./account.ts";
+import { type CapCodes, checkCaps } from "./caps.ts";
+import { type CommitStats, GroupCommitter } from "./group_commit.ts";
+import type { HoldRequest, Ledger } from "./ledger.ts";
+import { roll, type WindowCounters } from "./windows.ts";
+
+export interface LeaseOptions {
+  /** This process's holder id: random, never reused. */
+  holder: string;
+  /** Lease lifetime without renewal (LEASE_TTL_MS). */
+  ttlMs: number;
+  /** A key's unused lease goes back after this long without a hold (LEASE_IDLE_MS). */
+  idleMs: number;
+  commitIntervalMs: number;
+  /** Wall clock, Unix ms. */
+  now?: () => number;
+}
+
+/** A slice takes room for this many holds like the one that asked, at most half the key's available credit. */
+const SLICE_HOLDS = 8n;
+
+/** This process's lease of one key. */
+interface Slot {
+  acc: Account;
+  /** Credit of the store lease not yet charged or given back (open holds included). May go below the
+   *  open holds when a lease was lost (expired in the store): the next hold then takes again. */
+  lease: bigint;
+  /** When the store lease expires unless renewed (Unix ms). */
+  expiresAt: number;
+  /** The key's available credit in the store at the last view (credited − spent − every lease). */
+  storeFree: bigint;
+  /** The last hold or settlement (Unix ms), for the idle give-back. */
+  touched: number;
+  /** The store call in flight for this key: takes are made one at a time per key. */
+  busy: Promise<unknown>;
+}
+
+const hasCaps = (acc: Account) => {
+  const c = acc.rec.caps;
+  return c.hourlySpend !== null || c.dailySpend !== null || c.hourlyReserve !== null ||
+    c.dailyReserve !== null;
+};
+
+export class LeaseLedger implements Ledger {
+  readonly #committer: GroupCommitter;
+  readonly #slots = new Map<string, Slot>();
+  readonly #now: () => number;
+  readonly #timers: ReturnType<typeof setInterval>[];
+
+  constructor(private readonly store: Store, private readonly opts: LeaseOptions) {
+    this.#now = opts.now ?? Date.now;
+    this.#committer = new GroupCommitter(store, opts.commitIntervalMs, undefined, this.#now);
+    const every = (ms: number, fn: () => void) => setInterval(fn, Math.max(1, Math.floor(ms)));
+    this.#timers = [
+      every(opts.ttlMs / 3, () => void this.renew()),
+      every(opts.idleMs / 2, () => this.giveBackIdle()),
+    ];
+  }
+
+  get holder(): string {
+    return this.opts.holder;
+  }
+
+  available(acc: Account): bigint {
+    const s = this.#slots.get(acc.rec.id);
+    if (!s) return acc.rec.balance - acc.held;
+    const free = s.lease - acc.held;
+    return (free > 0n ? free : 0n) + s.storeFree;
+  }
+
+  spareCredit(acc: Account): bigint {
+    const s = this.#slots.get(acc.rec.id);
+    const free = (s?.lease ?? 0n) - acc.held;
+    return free > 0n ? free : 0n;
+  }
+
+  /** This process's lease of the key (the admin view's part of `leased_usd` not yet committed). */
+  leased(acc: Account): bigint {
+    return this.#slots.get(acc.rec.id)?.lease ?? 0n;
+  }
+
+  windows(acc: Account, now: number): WindowCounters {
+    return roll(acc.windows, now);
+  }
+
+  async hold(acc: Account, req: HoldRequest): Promise<void> {
+    if (hasCaps(acc)) return await this.#direct(acc, req);
+    // Steady state: the lease covers it, no store round trip. Otherwise take (one take per key at a time),
+    // and look again after each: holds placed meanwhile may have used what the take brought.
+    if (this.#fromLease(acc, req)) return;
+    await this.#serial(acc, async () => {
+      for (let attempt = 0; attempt < 3; attempt++) {
+        if (this.#fromLease(acc, req)) return;
+        await this.#take(acc, req.amount);
+      }
+      if (!this.#fromLease(acc, req)) throw new GatewayError("request_reserve_exceeds_credit");
+    });
+  }
+
+  /** Places the hold from the lease if it covers it and is not about to expire. */
+  #fromLease(acc: Account, { amount, now }: HoldRequest): boolean {
+    const s = this.#slots.get(acc.rec.id);
+    if (!s || !this.#usable(s, now) || s.lease - acc.held < amount) return false;
+    this.#place(acc, s, amount, now);
+    return true;
+  }
+
+  /** A lease is used for new holds only while a renewal could still reach it in time. */
+  #usable(s: Slot, now: number): boolean {
+    return now < s.expiresAt - this.opts.ttlMs / 3;
+  }
+
+  #place(acc: Account, s: Slot, amount: bigint, now: number): void {
+    acc.held += amount;
+    s.touched = now;
+    const w = roll(acc.windows, now);
+    w.hourReserved += amount;
+    w.dayReserved += amount;
+    w.open += amount;
+  }
+
+  /** Takes what the hold misses, and a slice for the holds to come. Refuses when the store cannot cover it. */
+  async #take(acc: Account, amount: bigint): Promise<void> {
+    const s = this.#slot(acc);
+    const now = this.#now();
+    const usable = this.#usable(s, now);
+    const free = usable && s.lease > acc.held ? s.lease - acc.held : 0n;
+    const need = amount - free;
+    const { view, grant } = await this.store.takeLease({
+      keyId: acc.rec.id,
+      holder: this.opts.holder,
+      now,
+      ttlMs: this.opts.ttlMs,
+      decide: (v) => ({ grant: slice(need, freeIn(v)), reserved: 0n }),
+    });
+    this.#saw(s, view, grant, now);
+    if (grant === 0n) {
+      throw new GatewayError(
+        free + freeIn(view) <= 0n ? "insufficient_credit" : "request_reserve_exceeds_credit",
+      );
+    }
+  }
+
+  /** A capped key: the hold itself is taken from the store, with its credit and the shared cap windows. */
+  async #direct(acc: Account, req: HoldRequest): Promise<void> {
+    const s = this.#slot(acc);
+    await this.#serial(acc, async () => {
+      const now = this.#now();
+      const { view, grant } = await this.store.takeLease({
+        keyId: acc.rec.id,
+        holder: this.opts.holder,
+        now,
+        ttlMs: this.opts.ttlMs,
+        decide: (v) => capped(acc, v, req.amount, req.capCodes, now),
+      });
+      this.#saw(s, view, grant, now);
+      this.#place(acc, s, req.amount, req.now);
+    });
+  }
+
+  /** Takes run one at a time per key, in arrival order; a failed one does not stop the next. */
+  #serial<T>(acc: Account, fn: () => Promise<T> | T): Promise<T> {
+    const s = this.#slot(acc);
+    const run = s.busy.then(fn, fn);
+    s.busy = run.catch(() => {});
+    return run;
+  }
+
+  /** Records what a take saw and granted. A lease the store had let expire restarts from the grant. */
+  #saw(s: Slot, view: LeaseView, grant: bigint, now: number): void {
+    if (view.mine === 0n && s.lease > 0n && now >= s.expiresAt) s.lease = 0n;
+    s.lease += grant;
+    s.storeFree = freeIn(view) - grant;
+    if (grant > 0n) s.expiresAt = now + this.opts.ttlMs;
+  }
+
+  #slot(acc: Account): Slot {
+    let s = this.#slots.get(acc.rec.id);
+    if (!s) {
+      s = { acc, lease: 0n, expiresAt: 0, storeFree: acc.rec.balance, touched: 0, busy: Promise.resolve() };
+      this.#slots.set(acc.rec.id, s);
+    }
+    return s;
+  }
+
+  settle(acc: Account, held: bigint, charge: bigint, row: UsageRow): void {
+    this.#committer.settled(row.requestId);
+    const s = this.#slot(acc);
+    acc.held -= held;
+    const w = roll(acc.windows, row.createdAt);
+    w.open -= held;
+    w.hourSpent += charge;
+    w.daySpent += charge;
+    acc.rec.balance -= charge;
+    acc.rec.spent += charge;
+    s.touched = this.#now();
+    if (row.createdAt <= acc.lastRowAt) row.createdAt = acc.lastRowAt + 1;
+    acc.lastRowAt = row.createdAt;
+    // A capped key's lease is its open holds: what the hold did not charge goes back now (its reserve was
+    // counted by the take). Otherwise the rest stays in the lease for the next holds, and the reserve is
+    // counted in the shared windows with the charge.
+    const returned = hasCaps(acc) && held > charge ? held - charge : 0n;
+    s.lease -= charge + returned;
+    this.#committer.money(acc.rec.id, charge, 0n, {
+      holder: this.opts.holder,
+      returned,
+      reserved: hasCaps(acc) ? 0n : held,
+    });
+    this.#committer.usage(row);
+  }
+
+  credit(acc: Account, amount: bigint): Promise<void> {
+    acc.rec.balance += amount;
+    acc.rec.credited += amount;
+    const s = this.#slots.get(acc.rec.id);
+    if (s) s.storeFree += amount;
+    this.#committer.money(acc.rec.id, 0n, amount);
+    return this.#committer.flush();
+  }
+
+  /** Nothing to recover: holds were only in the memory of the process that placed them, and its leases
+   *  expire by themselves. This ledger writes no drain checkpoints (README "Several processes"). */
+  recover(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  trackOpen(): void {}
+
+  /** Renews this process's live leases; a lease the store no longer has is dropped (its credit may be
+   *  another process's by now), and the holds still open on it settle into a zero lease. */
+  async renew(): Promise<void> {
+    const now = this.#now();
+    const live = [...this.#slots].filter(([, s]) => s.lease > 0n && s.expiresAt > now);
+    if (live.length === 0) return;
+    const ids = live.map(([id]) => id);
+    const seen = new Map(live.map(([id, s]) => [id, s.expiresAt]));
+    let renewed: Set<string>;
+    try {
+      renewed = new Set(await this.store.renewLeases(this.opts.holder, ids, now, this.opts.ttlMs));
+    } catch (err) {
+      console.error(`lease renewal failed (${ids.length} keys): ${err instanceof Error ? err.message : err}`);
+      return;
+    }
+    for (const id of ids) {
+      const s = this.#slots.get(id)!;
+      if (renewed.has(id)) s.expiresAt = Math.max(s.expiresAt, now + this.opts.ttlMs);
+      else if (s.expiresAt === seen.get(id)) s.lease = 0n; // unless a take made a new lease meanwhile
+    }
+  }
+
+  /** Gives back the unused lease of every key with no open hold and no hold for `idleMs`. The give-back goes
+   *  through the group commit, so it never overtakes a settlement of the same lease. */
+  giveBackIdle(all = false): void {
+    const now = this.#now();
+    for (const [id, s] of this.#slots) {
+      if (s.lease <= 0n || s.acc.held > 0n || (!all && now - s.touched < this.opts.idleMs)) continue;
+      this.#committer.money(id, 0n, 0n, { holder: this.opts.holder, returned: s.lease, reserved: 0n });
+      s.storeFree += s.lease;
+      s.lease = 0n;
+    }
+  }
+
+  flush(): Promise<void> {
+    return this.#committer.flush();
+  }
+
+  drain(): Promise<void> {
+    return this.#committer.drain();
+  }
+
+  async close(): Promise<void> {
+    for (const t of this.#timers) clearInterval(t);
+    this.#committer.stop();
+    this.giveBackIdle(true);
+    await this.#committer.flush();
+  }
+
+  stats(): CommitStats {
+    return this.#committer.stats();
+  }
+
+  get failures(): number {
+    return this.#committer.failures;
+  }
+}
+
+/** Credit a take may grant: the key's credit no lease holds. */
+function freeIn(v: LeaseView): bigint {
+  const free = v.credited - v.spent - v.leased;
+  return free > 0n ? free : 0n;
+}
+
+/** What to take for a hold that misses `need`: room for SLICE_HOLDS like it, but at most half of what is
+ *  free (so other processes still find credit), and never less than the need; 0 if `free` cannot cover it. */
+function slice(need: bigint, free: bigint): bigint {
+  if (need <= 0n) need = 1n;
+  if (free < need) return 0n;
+  let want = need * SLICE_HOLDS;
+  if (want > free / 2n) want = free / 2n;
+  return want > need ? want : need;
+}
+
+/** A capped key's hold decided against the store's view: credit, then the caps over the shared windows, whose
+ *  open holds are every process's leases of the key. Throws the refusal (nothing is written then). */
+function capped(acc: Account, v: LeaseView, amount: bigint, codes: CapCodes, now: number): LeaseDecision {
+  const free = freeIn(v);
+  if (free <= 0n) throw new GatewayError("insufficient_credit");
+  if (free < amount) throw new GatewayError("request_reserve_exceeds_credit");
+  const w = v.window;
+  checkCaps(
+    acc.rec.caps,
+    {
+      hourStart: w.hourStart,
+      dayStart: w.dayStart,
+      hourSpent: w.hourSpent,
+      daySpent: w.daySpent,
+      hourReserved: w.hourReserved,
+      dayReserved: w.dayReserved,
+      open: v.leased,
+    },
+    amount,
+    codes,
+    now,
+  );
+  return { grant: amount, reserved: amount };
+}

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { startSimulator } from "../sim/server.ts";
 import { parseUsd } from "../src/money/usd.ts";
 import { post, type TestGateway, withGateway } from "./harness.ts";
-import { freePort, sleep, spawnGateway, waitReady } from "./gateway_process.ts";
+import { freePort, spawnGateway, waitReady } from "./gateway_process.ts";
 import { pgGatewayTest } from "./pg_harness.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;

@@ -5,8 +5,6 @@
  * TEST_DATABASE_URL (CI sets it); without it these are ignored.
  */
 import assert from "node:assert/strict";
-import { parseConfig } from "../config/env.ts";
-import { openStore } from "./open.ts";
 import { connect, type Sql } from "./pg_connect.ts";
 import { migrate, MIGRATIONS } from "./pg_migrations.ts";
 import { PgStore } from "./pg_store.ts";

@@ -52,7 +52,7 @@ Deno.test("/healthz answers 200 without a key; /readyz is ready with the store u
     assert.deepEqual(await ready.json(), {
       ready: true,
       failing: [],
-      checks: { store: "ok", upstreams: "ok", draining: false },
+      checks: { store: "ok", settlements: "ok", upstreams: "ok", draining: false },
     });
     const head = await fetch(t.url + "/readyz", { method: "HEAD" });
     assert.equal(head.status, 200);
@@ -70,7 +70,11 @@ Deno.test("/readyz is 503 naming what is not ready: draining, the store failing 
     app.draining = true;
     assert.deepEqual(await readyz(), {
       status: 503,
-      json: { ready: false, failing: ["draining"], checks: { store: "ok", upstreams: "ok", draining: true } },
+      json: {
+        ready: false,
+        failing: ["draining"],
+        checks: { store: "ok", settlements: "ok", upstreams: "ok", draining: true },
+      },
     });
     app.draining = false;
 
@@ -83,7 +87,7 @@ Deno.test("/readyz is 503 naming what is not ready: draining, the store failing 
         json: {
           ready: false,
           failing: ["store"],
-          checks: { store: "error", upstreams: "ok", draining: false },
+          checks: { store: "error", settlements: "ok", upstreams: "ok", draining: false },
         },
       });
       store.getKey = () => new Promise(() => {}); // never answers: the probe gives up after its timeout
@@ -92,7 +96,7 @@ Deno.test("/readyz is 503 naming what is not ready: draining, the store failing 
         json: {
           ready: false,
           failing: ["store"],
-          checks: { store: "timeout", upstreams: "ok", draining: false },
+          checks: { store: "timeout", settlements: "ok", upstreams: "ok", draining: false },
         },
       });
     } finally {
@@ -111,6 +115,35 @@ Deno.test("/readyz is 503 naming what is not ready: draining, the store failing 
     const e = await metrics(t);
     assert.ok(!e.samples.some((s) => s.name === "gateway_requests_total" && s.labels.surface !== "admin"));
   });
+});
+
+Deno.test('/readyz is 503 "settlements" while a settlement waits longer than SETTLE_DURABILITY_MS to be durable', async () => {
+  await withGateway(async (t) => {
+    const store = t.gw.app.store as Store & { commit: Store["commit"] };
+    const commit = store.commit;
+    const gate = Promise.withResolvers<void>();
+    store.commit = (batch) => gate.promise.then(() => commit.call(store, batch)); // the store stalls
+    try {
+      const key = await t.newKey("1.00");
+      const res = await post(`${t.url}/v1/chat/completions`, key.key, {
+        model: "k3",
+        messages: [{ role: "user", content: "привет [[sim:words=3]]" }],
+      });
+      assert.equal(res.status, 200);
+      await res.text();
+      await new Promise((r) => setTimeout(r, 80)); // past the 50 ms window
+      const lagging = await fetch(t.url + "/readyz");
+      assert.equal(lagging.status, 503);
+      assert.deepEqual((await lagging.json()).failing, ["settlements"]);
+    } finally {
+      gate.resolve();
+      store.commit = commit;
+    }
+    await t.gw.app.accounts.ledger.flush();
+    const ready = await fetch(t.url + "/readyz");
+    assert.equal(ready.status, 200);
+    assert.equal((await ready.json()).checks.settlements, "ok");
+  }, { SETTLE_DURABILITY_MS: "50" });
 });
 
 Deno.test("/metrics needs the admin token: 401 without it, with a wrong one, or when none is configured", async () => {

@@ -23,6 +23,8 @@ export interface CommitStats {
   /** Usage rows made durable (summed over the rounds), and the most in one round: the batch sizes. */
   rows: number;
   maxRows: number;
+  /** Age of the oldest change not durable yet, ms (0: none): what a kill -9 now would lose (`/readyz`). */
+  pendingMs: number;
 }
 
 /** A failed commit is retried after this long at least, so a broken store is not hammered. */
@@ -39,6 +41,8 @@ export class GroupCommitter {
   #durable = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #inflight: Promise<boolean> | undefined;
+  /** When the oldest change of the round in flight was queued. */
+  #inflightSince: number | undefined;
   #intervalMs: number;
   /** Drain mode: the checkpoint rows of the requests still open, and the ticker that writes them. */
   #checkpoints: (() => UsageRow[]) | undefined;
@@ -54,6 +58,7 @@ export class GroupCommitter {
     lagMsSum: 0,
     rows: 0,
     maxRows: 0,
+    pendingMs: 0,
   };
 
   constructor(
@@ -83,7 +88,8 @@ export class GroupCommitter {
   }
 
   stats(): CommitStats {
-    return { ...this.#stats };
+    const oldest = this.#inflightSince ?? this.#pendingSince;
+    return { ...this.#stats, pendingMs: oldest === undefined ? 0 : this.now() - oldest };
   }
 
   /** A request settled: its checkpoint, if one was written, is deleted with its balance change. */
@@ -164,10 +170,12 @@ export class GroupCommitter {
     this.#usage = [];
     this.#closed = [];
     this.#pendingSince = undefined;
+    this.#inflightSince = since;
     try {
       await this.store.commit({ money, usage, open, closed, at: this.clock() });
     } catch (err) {
       this.#inflight = undefined;
+      this.#inflightSince = undefined;
       // Keep the data: requeue for a later round rather than lose a settlement.
       this.#stats.failures++;
       console.error(`group commit failed (${money.length} keys, ${usage.length} rows): ${err}`);
@@ -181,6 +189,7 @@ export class GroupCommitter {
     // Cleared in the same synchronous step as the check below, so a change queued now is never left
     // without a round (a `finally` would clear it a microtask later, after a change had been told to wait).
     this.#inflight = undefined;
+    this.#inflightSince = undefined;
     this.#durable = upto;
     const lag = this.now() - since;
     this.#stats.commits++;

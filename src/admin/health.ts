@@ -1,8 +1,9 @@
 /**
  * Liveness and readiness (README "Operating the gateway"), without a key, never counted or rate limited.
  * `/healthz` answers 200 whenever the process serves. `/readyz` answers 200 when the store answers a cheap
- * read within a second, at least one upstream is configured (demo mode: the simulator), and the gateway is
- * not draining; otherwise 503 naming what is not ready, so a balancer stops sending new requests.
+ * read within a second, no settlement has waited longer than SETTLE_DURABILITY_MS to become durable, at least
+ * one upstream is configured (demo mode: the simulator), and the gateway is not draining; otherwise 503
+ * naming what is not ready, so a balancer stops sending new requests.
  */
 import type { App } from "../app.ts";
 import { jsonResponse } from "../request/json.ts";
@@ -22,15 +23,23 @@ export function healthz(_app: App, ctx: RouteContext): Response {
 
 export async function readyz(app: App, ctx: RouteContext): Promise<Response> {
   const store = await probeStore(app.store);
+  const settlements = app.accounts.ledger.stats().pendingMs <= app.config.SETTLE_DURABILITY_MS
+    ? "ok"
+    : "lagging";
   const upstreams = Object.values(app.upstreams).some((t) => t !== undefined) ? "ok" : "none";
   const failing = [
     ...(store === "ok" ? [] : ["store"]),
+    ...(settlements === "ok" ? [] : ["settlements"]),
     ...(upstreams === "ok" ? [] : ["upstreams"]),
     ...(app.draining ? ["draining"] : []),
   ];
   return jsonResponse(
     failing.length === 0 ? 200 : 503,
-    { ready: failing.length === 0, failing, checks: { store, upstreams, draining: app.draining } },
+    {
+      ready: failing.length === 0,
+      failing,
+      checks: { store, settlements, upstreams, draining: app.draining },
+    },
     ctx.requestId,
     NO_STORE,
   );

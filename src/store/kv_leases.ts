@@ -2,7 +2,7 @@
  * The lease book of a key in Deno KV (docs/ledger_leases.md): one value per key (kv_keys.ts `keyLedger`)
  * with every holder's lease and the shared windows, rewritten whole under a versionstamp `check` (KV `sum`
  * is u64 only, so leases cannot be added to like the money counters). The book's changes are pure functions;
- * `optimistic` and `commitChecked` are the write loop the store runs them in. Takes and renewals prune the
+ * `optimistic` and `commitChecked` (kv_atomic.ts) are the write loop the store runs them in. Takes and renewals prune the
  * leases expired at their `now` (those already count for nothing).
  */
 import type { LeaseDecision, LeaseDelta, LeaseView, SharedWindow } from "./types.ts";
@@ -93,33 +93,4 @@ export function bookAfterRenew(
   if (!mine || !book) return null;
   mine.expiresAt = now + ttlMs;
   return { leases, window: book.window };
-}
-
-/**
- * Commits a write guarded by checks: false when a check failed. A KV file shared by processes (SQLite) also
- * refuses such a write with "database is locked" when another connection wrote between the write's check
- * reads and its writes; the transaction is rolled back whole, so it is a lost check like any other.
- */
-export async function commitChecked(op: Deno.AtomicOperation): Promise<boolean> {
-  try {
-    return (await op.commit()).ok;
-  } catch (err) {
-    if (err instanceof Error && err.message === "database is locked") return false;
-    throw err;
-  }
-}
-
-const MAX_ATTEMPTS = 100;
-
-/**
- * Runs an optimistic step until it commits: `step` returns `{ value }` once done or null on a lost `check`
- * (it then re-reads). A small random backoff between attempts spreads contending writers; bounded.
- */
-export async function optimistic<T>(what: string, step: () => Promise<{ value: T } | null>): Promise<T> {
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const done = await step();
-    if (done) return done.value;
-    await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 ** attempt)));
-  }
-  throw new Error(`kv ${what}: still conflicting after ${MAX_ATTEMPTS} attempts`);
 }

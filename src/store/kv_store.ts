@@ -21,16 +21,9 @@ import {
   moneyMutations,
 } from "./kv_money.ts";
 import { kvKeys } from "./kv_keys.ts";
-import {
-  bookAfterRenew,
-  bookAfterSettle,
-  bookAfterTake,
-  commitChecked,
-  type LeaseBook,
-  leaseViewOf,
-  optimistic,
-} from "./kv_leases.ts";
+import { bookAfterRenew, bookAfterSettle, bookAfterTake, type LeaseBook, leaseViewOf } from "./kv_leases.ts";
 import { checkDecision } from "./lease_decision.ts";
+import { commitChecked, isLockedError, optimistic } from "./kv_atomic.ts";
 import { HOUR } from "./shared_window.ts";
 import { concatBytes } from "../util/bytes.ts";
 
@@ -108,16 +101,28 @@ export class KvStore implements Store {
   }
 
   async createKey(rec: KeyRecord): Promise<void> {
-    const op = this.kv.atomic()
-      .check({ key: kvKeys.key(rec.id), versionstamp: null })
-      .check({ key: kvKeys.keyByHash(rec.hash), versionstamp: null })
-      .set(kvKeys.key(rec.id), metaOf(rec))
-      .set(kvKeys.keyByHash(rec.hash), rec.id);
-    markChanged(op, rec.id);
-    addMoney(op, rec.id, "credited", rec.credited);
-    addMoney(op, rec.id, "spent", rec.spent);
-    const res = await op.commit();
-    if (!res.ok) throw new Error("key already exists");
+    const write = () => {
+      const op = this.kv.atomic()
+        .check({ key: kvKeys.key(rec.id), versionstamp: null })
+        .check({ key: kvKeys.keyByHash(rec.hash), versionstamp: null })
+        .set(kvKeys.key(rec.id), metaOf(rec))
+        .set(kvKeys.keyByHash(rec.hash), rec.id);
+      markChanged(op, rec.id);
+      addMoney(op, rec.id, "credited", rec.credited);
+      addMoney(op, rec.id, "spent", rec.spent);
+      return op.commit();
+    };
+    // A lock lost to another process's write on a shared KV file is retried; a check that finds the id or the
+    // hash taken is the answer.
+    const created = await optimistic("createKey", async () => {
+      try {
+        return { value: (await write()).ok };
+      } catch (err) {
+        if (isLockedError(err)) return null;
+        throw err;
+      }
+    });
+    if (!created) throw new Error("key already exists");
   }
 
   async updateKey(meta: KeyMeta): Promise<void> {
@@ -286,7 +291,7 @@ export class KvStore implements Store {
     const op = this.kv.atomic().check(e).set(e.key, metaOf(e.value));
     addMoney(op, e.value.id, "credited", money.credited);
     addMoney(op, e.value.id, "spent", money.spent);
-    await op.commit(); // not ok: migrated meanwhile by another process, whose counters the caller reads
+    await commitChecked(op); // false: migrated meanwhile by another process, whose counters the caller reads
     return metaOf(e.value);
   }
 
@@ -373,8 +378,7 @@ export class KvStore implements Store {
       const q = await this.kv.get<QuotaRecord>(kvKeys.fileQuota(keyId));
       const op = this.kv.atomic().check(meta).check(q).delete(metaKey);
       if (q.value) op.set(kvKeys.fileQuota(keyId), { files: q.value.files.filter((f) => f.id !== id) });
-      const res = await op.commit();
-      if (res.ok) break;
+      if (await commitChecked(op)) break;
       // A concurrent delete of the same file wins; anything else (a parallel upload) retries.
       if ((await this.kv.get(metaKey)).value === null) return false;
     }
@@ -391,8 +395,8 @@ export class KvStore implements Store {
       const used = live.reduce((n, f) => n + f.storedBytes, 0);
       if (live.length + 1 > quota.maxFiles || used + file.storedBytes > quota.maxBytes) return false;
       const files = [...live, { id: file.id, storedBytes: file.storedBytes, expiresAt: file.expiresAt }];
-      const res = await this.kv.atomic().check(q).set(key, { files }, { expireIn: expireIn(file) }).commit();
-      if (res.ok) return true;
+      const op = this.kv.atomic().check(q).set(key, { files }, { expireIn: expireIn(file) });
+      if (await commitChecked(op)) return true;
     }
   }
 
@@ -401,11 +405,8 @@ export class KvStore implements Store {
     for (;;) {
       const q = await this.kv.get<QuotaRecord>(key);
       if (!q.value) return;
-      const res = await this.kv.atomic().check(q).set(key, {
-        files: q.value.files.filter((f) => f.id !== id),
-      })
-        .commit();
-      if (res.ok) return;
+      const op = this.kv.atomic().check(q).set(key, { files: q.value.files.filter((f) => f.id !== id) });
+      if (await commitChecked(op)) return;
     }
   }
 

@@ -51,9 +51,13 @@ export interface CpuUse {
   other: number;
 }
 
-/** Runs `fn` and reports the average cores each named process (and the rest) used meanwhile. */
-export async function withCpu<T>(named: Record<string, number>, fn: () => Promise<T>): Promise<[T, CpuUse]> {
-  const pids = Object.values(named);
+/** Runs `fn` and reports the average cores each named process or group of processes (and the rest) used
+ *  meanwhile. */
+export async function withCpu<T>(
+  named: Record<string, number | number[]>,
+  fn: () => Promise<T>,
+): Promise<[T, CpuUse]> {
+  const pids = Object.values(named).flat();
   const a = await snapshot(pids);
   const value = await fn();
   const b = await snapshot(pids);
@@ -61,13 +65,25 @@ export async function withCpu<T>(named: Record<string, number>, fn: () => Promis
   const cores = (j: number) => j / CLK_TCK / secs;
   const byName: Record<string, number> = {};
   let ours = 0;
-  for (const [name, pid] of Object.entries(named)) {
-    const d = (b.pids.get(pid) ?? 0) - (a.pids.get(pid) ?? 0);
+  for (const [name, group] of Object.entries(named)) {
+    const d = [group].flat().reduce((sum, pid) => sum + (b.pids.get(pid) ?? 0) - (a.pids.get(pid) ?? 0), 0);
     ours += d;
     byName[name] = cores(d);
   }
   const irq = b.irq - a.irq;
   return [value, { byName, irq: cores(irq), other: Math.max(0, cores(b.busy - a.busy - ours - irq)) }];
+}
+
+/** The processes whose parent is `pid` (from every /proc/<pid>/stat). */
+export async function childrenOf(pid: number): Promise<number[]> {
+  const out = await new Deno.Command("sh", { args: ["-c", "cat /proc/[0-9]*/stat"], stdout: "piped", stderr: "null" })
+    .output();
+  const children: number[] = [];
+  for (const line of new TextDecoder().decode(out.stdout).split("\n")) {
+    const f = line.slice(line.lastIndexOf(") ") + 2).split(" ");
+    if (Number(f[1]) === pid) children.push(Number(line.slice(0, line.indexOf(" "))));
+  }
+  return children;
 }
 
 export function formatCpu(u: CpuUse): string {

@@ -10,6 +10,7 @@ import { parseUsd } from "../src/money/usd.ts";
 import { post, type TestGateway, withGateway } from "./harness.ts";
 import { freePort, spawnGateway, waitReady } from "./gateway_process.ts";
 import { pgGatewayTest } from "./pg_harness.ts";
+import { walkUsage } from "./usage_rows.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
@@ -27,21 +28,6 @@ async function spend(t: TestGateway, key: string, i: number): Promise<string> {
   assert.equal(res.status, 200, await res.clone().text());
   await res.text();
   return res.headers.get("request-id")!;
-}
-
-/** Every row of a key through /v1/usage/requests, following the cursor `limit` rows at a time. */
-async function walkUsage(t: TestGateway, key: string, limit: number): Promise<any[]> {
-  const rows: any[] = [];
-  let cursor: string | null = null;
-  do {
-    const q: string = cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`;
-    const page = await get(t, key, `/v1/usage/requests?limit=${limit}${q}`);
-    assert.equal(page.status, 200, JSON.stringify(page.json));
-    assert.ok(page.json.data.length <= limit);
-    rows.push(...page.json.data);
-    cursor = page.json.next_cursor;
-  } while (cursor !== null);
-  return rows;
 }
 
 async function upload(t: TestGateway, key: string, name: string, text: string) {
@@ -70,7 +56,7 @@ pgGatewayTest(
       key = await t.newKey("10.00");
       for (let i = 0; i < N; i++) ids.push(await spend(t, key.key, i));
       ids = ids.reverse(); // newest first
-      const rows = await walkUsage(t, key.key, 2);
+      const rows = await walkUsage(t.url, key.key, 2);
       assert.deepEqual(rows.map((r) => r.request_id), ids);
       view = (await t.admin("GET", `/admin/keys/${key.id}`)).json;
       // The gateway serves the key from a credit lease, which counts in the balance (README "Several processes").
@@ -100,7 +86,7 @@ pgGatewayTest(
         { ...view, leased_usd: "0.00" },
         "the same key view after a restart",
       );
-      assert.deepEqual((await walkUsage(t, key.key, 3)).map((r) => r.request_id), ids);
+      assert.deepEqual((await walkUsage(t.url, key.key, 3)).map((r) => r.request_id), ids);
       const before = parseUsd(view.balance_usd);
       const id = await spend(t, key.key, N);
       const [newest] = (await get(t, key.key, "/v1/usage/requests?limit=1")).json.data;

@@ -1,4 +1,5 @@
 /** The usage report's rows as a key holder reads them, and what a row's tokens cost at its own rates. */
+import assert from "node:assert/strict";
 import { parseUsd } from "../src/money/usd.ts";
 import type { TestGateway } from "./harness.ts";
 
@@ -8,6 +9,25 @@ export async function usageRows(t: TestGateway, key: string, limit = 100): Promi
     headers: { authorization: `Bearer ${key}` },
   });
   return (await res.json()).data;
+}
+
+/** Every row of a key through /v1/usage/requests on the gateway at `url`, following the cursor `limit` rows at a
+ *  time, newest first. */
+export async function walkUsage(url: string, key: string, limit: number): Promise<Record<string, any>[]> {
+  const rows: Record<string, any>[] = [];
+  let cursor: string | null = null;
+  do {
+    const q: string = cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`;
+    const res = await fetch(`${url}/v1/usage/requests?limit=${limit}${q}`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    const page = await res.json();
+    assert.equal(res.status, 200, JSON.stringify(page));
+    assert.ok(page.data.length <= limit);
+    rows.push(...page.data);
+    cursor = page.next_cursor;
+  } while (cursor !== null);
+  return rows;
 }
 
 /** What a row's tokens cost at its own rates (pico-USD), without the search fee. */

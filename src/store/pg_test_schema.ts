@@ -17,8 +17,8 @@ export interface TestSchema {
   drop(): Promise<void>;
 }
 
-async function admin(fn: (sql: postgres.Sql) => Promise<unknown>): Promise<void> {
-  const sql = postgres(TEST_DATABASE_URL!, { max: 1, onnotice: () => {} });
+async function admin(base: string, fn: (sql: postgres.Sql) => Promise<unknown>): Promise<void> {
+  const sql = postgres(base, { max: 1, onnotice: () => {} });
   try {
     await fn(sql);
   } finally {
@@ -26,15 +26,16 @@ async function admin(fn: (sql: postgres.Sql) => Promise<unknown>): Promise<void>
   }
 }
 
-export async function freshSchema(): Promise<TestSchema> {
-  if (!TEST_DATABASE_URL) throw new Error("TEST_DATABASE_URL is not set");
+/** A fresh schema of the database `base` (TEST_DATABASE_URL unless given: the bench passes its own). */
+export async function freshSchema(base = TEST_DATABASE_URL): Promise<TestSchema> {
+  if (!base) throw new Error("TEST_DATABASE_URL is not set");
   const name = `test_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;
-  await admin((sql) => sql.unsafe(`CREATE SCHEMA ${name}`));
-  const url = new URL(TEST_DATABASE_URL);
+  await admin(base, (sql) => sql.unsafe(`CREATE SCHEMA ${name}`));
+  const url = new URL(base);
   url.searchParams.set("search_path", name);
   return {
     url: url.toString(),
     name,
-    drop: () => admin((sql) => sql.unsafe(`DROP SCHEMA ${name} CASCADE`)),
+    drop: () => admin(base, (sql) => sql.unsafe(`DROP SCHEMA ${name} CASCADE`)),
   };
 }

@@ -98,7 +98,8 @@ export interface LeaseTake {
   /**
    * Decides from the view; pure, since an optimistic store may call it again after a conflict. May throw
    * (the error propagates and nothing is written). The store refuses (RangeError) a grant or reserve below 0
-   * or a grant above `credited − spent − leased`.
+   * or a positive grant above `credited − spent − leased` (which settlements of expired leases can take below
+   * zero). A lease that reaches 0 no longer exists.
    */
   decide(view: LeaseView): LeaseDecision;
 }

@@ -20,6 +20,7 @@ const WORKER_FLAGS = [
   "--allow-run",
   "--unstable-kv",
   "--unstable-no-legacy-abort",
+  "--unstable-net", // Deno.listen's reusePort
 ];
 
 /** The worker number this process was started as, or undefined for the process the operator started. */

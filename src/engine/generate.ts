@@ -79,7 +79,7 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
 
   const inputTokens = inputEstimate(body, prompt);
   const outputBudget = ir.maxOutputTokens ?? Math.min(DEFAULT_RESERVE_OUTPUT_TOKENS, model.maxOutputTokens);
-  checkContext(model, inputTokens, ir.maxOutputTokens ?? 0);
+  checkContext(model, inputTokens, ir.maxOutputTokens ?? 0, budgetField(route.surface, body));
 
   const call = policy.upstreamModel?.(model) ?? { model: model.id };
   const upstreamOpts = {
@@ -214,17 +214,35 @@ export function inputEstimate(body: Record<string, unknown>, prompt: string | un
   return estimateInputTokens(body) + (prompt === undefined ? 0 : estimateInputTokens({ prompt }));
 }
 
-function checkContext(model: ModelEntry, inputTokens: number, outputBudget: number): void {
+function checkContext(
+  model: ModelEntry,
+  inputTokens: number,
+  outputBudget: number,
+  budgetParam: string,
+): void {
   const inputLimit = model.maxInputTokens ?? model.contextWindow;
   if (inputTokens > inputLimit || inputTokens + outputBudget > model.contextWindow) {
-    throw new GatewayError("context_length_exceeded");
+    throw new GatewayError("context_length_exceeded", {
+      detail: inputTokens > inputLimit
+        ? `Оценка входа ${inputTokens} токенов, модель ${model.id} принимает не больше ${inputLimit}.`
+        : `Оценка входа ${inputTokens} и ${budgetParam} ${outputBudget} вместе больше окна ${model.contextWindow}.`,
+    });
   }
   if (outputBudget > model.maxOutputTokens) {
     throw new GatewayError("invalid_parameter", {
-      param: "max_tokens",
-      detail: `Предел вывода модели: ${model.maxOutputTokens}.`,
+      param: budgetParam,
+      detail: `Предел вывода модели ${model.id}: ${model.maxOutputTokens}.`,
     });
   }
+}
+
+/** The field that carried the output budget on this surface (spec §4.1; Chat reads max_completion_tokens first). */
+function budgetField(surface: ProtocolName, body: Record<string, unknown>): string {
+  if (surface === "openai_responses") return "max_output_tokens";
+  return surface === "openai_chat" && body.max_completion_tokens !== undefined &&
+      body.max_completion_tokens !== null
+    ? "max_completion_tokens"
+    : "max_tokens";
 }
 
 /**

@@ -4,6 +4,7 @@
  */
 import { GatewayError } from "../../errors/gateway_error.ts";
 import { COMMON_CAP_CODES, plainPolicy } from "../policy.ts";
+import { refuseImages } from "./image_rule.ts";
 
 export const thetaPolicy = plainPolicy({
   protocol: "openai_chat",
@@ -20,6 +21,10 @@ export const thetaPolicy = plainPolicy({
 }, {
   admitKey(account) {
     if (account.rec.thetaPaused) throw new GatewayError("api_key_paused");
+  },
+  rawBody(model, surface, body) {
+    refuseImages(model, surface, body);
+    return body;
   },
   // spec §4.7: theta searches when the model decides; there is no parameter to enable it, so an offered
   // hosted web_search tool (Codex sends one by default) is dropped.

@@ -37,4 +37,8 @@ export const kvKeys = {
   /** An unfinished gamma/eta tool loop, per key (counting a key's loops is one prefix scan). */
   toolLoop: (keyId: string, loopId: string) => ["tool_loop", keyId, loopId] as const,
   toolLoopPrefix: (keyId: string) => ["tool_loop", keyId] as const,
+  /** The theta account pool's document (kv_theta.ts), UTF-8 JSON of at most 60,000 bytes. */
+  thetaPool: () => ["theta_pool"] as const,
+  /** A key's request count of one counter over the UTC hour and day (kv_theta.ts). */
+  requestCount: (keyId: string, counter: string) => ["request_count", keyId, counter] as const,
 };

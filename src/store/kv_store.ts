@@ -9,7 +9,16 @@ import type {
   ToolLoopChange,
   UsagePage,
 } from "./store.ts";
-import type { CommitBatch, KeyMeta, KeyRecord, LeaseTake, LeaseView, MoneyDelta, UsageRow } from "./types.ts";
+import type {
+  CommitBatch,
+  KeyMeta,
+  KeyRecord,
+  LeaseTake,
+  LeaseView,
+  MoneyDelta,
+  ThetaPoolDoc,
+  UsageRow,
+} from "./types.ts";
 import {
   addMoney,
   compose,
@@ -25,6 +34,7 @@ import { bookAfterRenew, bookAfterSettle, bookAfterTake, type LeaseBook, leaseVi
 import { checkDecision } from "./lease_decision.ts";
 import { commitChecked, isLockedError, optimistic } from "./kv_atomic.ts";
 import { HOUR } from "./shared_window.ts";
+import { KvTheta } from "./kv_theta.ts";
 import { concatBytes } from "../util/bytes.ts";
 
 /** Deno KV limits one atomic operation to 1000 mutations; batches larger than this are split. */
@@ -58,7 +68,11 @@ interface CommitPiece {
 }
 
 export class KvStore implements Store {
-  constructor(private readonly kv: Deno.Kv, private readonly onClose: () => void = () => {}) {}
+  readonly #theta: KvTheta;
+
+  constructor(private readonly kv: Deno.Kv, private readonly onClose: () => void = () => {}) {
+    this.#theta = new KvTheta(kv);
+  }
 
   /** `onClose` runs after the KV handle is closed (open.ts releases the DATA_DIR lock there). */
   static async open(path: string | undefined, onClose?: () => void): Promise<KvStore> {
@@ -461,7 +475,27 @@ export class KvStore implements Store {
     if (!(await op.commit()).ok) throw new Error("kv tool loop write failed");
   }
 
+  updateThetaPool<T>(
+    change: (doc: ThetaPoolDoc | null) => { doc: ThetaPoolDoc | null; result: T },
+  ): Promise<T> {
+    return this.#theta.updatePool(change);
+  }
+
+  watchThetaPool(onChange: () => void): () => void {
+    return this.#theta.watchPool(onChange);
+  }
+
+  countRequest(
+    keyId: string,
+    counter: string,
+    now: number,
+    limits: { hour: number | null; day: number | null },
+  ): Promise<"ok" | "hour" | "day"> {
+    return this.#theta.countRequest(keyId, counter, now, limits);
+  }
+
   close(): Promise<void> {
+    this.#theta.close();
     this.kv.close();
     this.onClose();
     return Promise.resolve();

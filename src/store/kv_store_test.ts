@@ -4,6 +4,7 @@ import { keyRecord, usageRow } from "./test_fixtures.ts";
 import { KvStore } from "./kv_store.ts";
 import type { LeaseView } from "./types.ts";
 import { leaseContract } from "./lease_contract.ts";
+import { thetaContract } from "./theta_contract.ts";
 import { type StoreBackend, storeContract } from "./store_contract.ts";
 
 const kv: StoreBackend = {
@@ -18,6 +19,7 @@ const kv: StoreBackend = {
 };
 storeContract(kv);
 leaseContract(kv);
+thetaContract(kv);
 
 /**
  * A store over `kv` whose atomic operations and reads are counted. `afterRead`, when set, runs once after
@@ -236,4 +238,35 @@ Deno.test("KvStore.commit: lease deltas on more keys than one atomic may check a
     });
   }
   await store.close();
+});
+
+Deno.test("KvStore.watchThetaPool: another process's change wakes it within the poll (kv.watch alone would not)", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "kv_store_" });
+  const path = `${dir}/gateway.kv`;
+  const store = await KvStore.open(path);
+  let calls = 0;
+  const stop = store.watchThetaPool(() => calls++);
+  try {
+    await new Promise((r) => setTimeout(r, 300));
+    calls = 0;
+    // Another process writes the pool (denoland/deno#21640: no watch of this process hears it).
+    const code = `import { KvStore } from ${JSON.stringify(new URL("./kv_store.ts", import.meta.url).href)};
+      const s = await KvStore.open(${JSON.stringify(path)});
+      await s.updateThetaPool(() => ({ doc: { n: 1 }, result: null }));
+      await s.close();`;
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["eval", "--unstable-kv", code],
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    const written = Date.now();
+    while (calls === 0 && Date.now() - written < 1_000) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(calls, 1, "one call for the one change, within a second");
+    assert.deepEqual(await store.updateThetaPool((doc) => ({ doc: null, result: doc })), { n: 1 });
+  } finally {
+    stop();
+    await store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
 });

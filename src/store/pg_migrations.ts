@@ -130,6 +130,31 @@ ALTER TABLE keys
 CREATE INDEX keys_changed ON keys (changed_at);
 `,
   },
+  {
+    version: 3,
+    name: "theta account pool, request counts",
+    sql: `
+-- The theta account pool's shared document (store.ts updateThetaPool; pg_theta.ts). Its one row is created
+-- here, so every change has a row to lock; doc is null until the first change.
+CREATE TABLE theta_pool (
+  singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+  doc jsonb
+);
+INSERT INTO theta_pool (singleton, doc) VALUES (true, NULL);
+
+-- A key's requests per counter in the UTC hour and day starting at *_start (store.ts countRequest;
+-- 0: never counted).
+CREATE TABLE request_counts (
+  key_id text COLLATE "C" NOT NULL,
+  counter text NOT NULL,
+  hour_start bigint NOT NULL,
+  hour_count integer NOT NULL,
+  day_start bigint NOT NULL,
+  day_count integer NOT NULL,
+  PRIMARY KEY (key_id, counter)
+);
+`,
+  },
 ];
 
 /**

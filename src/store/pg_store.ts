@@ -16,7 +16,15 @@ import type {
   ToolLoopChange,
   UsagePage,
 } from "./store.ts";
-import type { CommitBatch, KeyMeta, KeyRecord, LeaseTake, LeaseView, UsageRow } from "./types.ts";
+import type {
+  CommitBatch,
+  KeyMeta,
+  KeyRecord,
+  LeaseTake,
+  LeaseView,
+  ThetaPoolDoc,
+  UsageRow,
+} from "./types.ts";
 import { connect, LOCKS, naming, type Sql } from "./pg_connect.ts";
 import { leaseView, renewLeases, takeLease } from "./pg_leases.ts";
 import { migrate } from "./pg_migrations.ts";
@@ -34,6 +42,7 @@ import {
   usageFromRow,
 } from "./pg_rows.ts";
 import { emptyWindow } from "./shared_window.ts";
+import { countRequest, thetaChannel, updateThetaPool, watchThetaPool } from "./pg_theta.ts";
 
 /** How often every expired file, tool loop and lease is deleted (KV's `expireIn` does this by itself). */
 const SWEEP_MS = 60_000;
@@ -119,7 +128,12 @@ const NEWEST = { createdAt: "9223372036854775807", requestId: "" };
 export class PgStore implements Store {
   readonly #sweeper: ReturnType<typeof setInterval>;
 
-  private constructor(private readonly sql: Sql, private readonly onClose: () => Promise<void>) {
+  /** `channel`: the NOTIFY channel of this store's theta pool (pg_theta.ts thetaChannel). */
+  private constructor(
+    private readonly sql: Sql,
+    private readonly channel: string,
+    private readonly onClose: () => Promise<void>,
+  ) {
     this.#sweeper = setInterval(() => void this.sweep(Date.now()), SWEEP_MS);
   }
 
@@ -129,11 +143,11 @@ export class PgStore implements Store {
       const sql = connect(url, "gateway");
       try {
         await migrate(sql);
+        return new PgStore(sql, await thetaChannel(sql), onClose);
       } catch (err) {
         await sql.end({ timeout: 1 });
         throw err;
       }
-      return new PgStore(sql, onClose);
     });
   }
 
@@ -246,6 +260,25 @@ export class PgStore implements Store {
 
   renewLeases(holder: string, keyIds: readonly string[], now: number, ttlMs: number): Promise<string[]> {
     return renewLeases(this.sql, holder, keyIds, now, ttlMs);
+  }
+
+  updateThetaPool<T>(
+    change: (doc: ThetaPoolDoc | null) => { doc: ThetaPoolDoc | null; result: T },
+  ): Promise<T> {
+    return updateThetaPool(this.sql, this.channel, change);
+  }
+
+  watchThetaPool(onChange: () => void): () => void {
+    return watchThetaPool(this.sql, this.channel, onChange);
+  }
+
+  countRequest(
+    keyId: string,
+    counter: string,
+    now: number,
+    limits: { hour: number | null; day: number | null },
+  ): Promise<"ok" | "hour" | "day"> {
+    return countRequest(this.sql, keyId, counter, now, limits);
   }
 
   /** Under a per-key transaction lock: expired files are dropped from the count (and deleted), the live ones

@@ -10,6 +10,7 @@ import { migrate, MIGRATIONS } from "./pg_migrations.ts";
 import { PgStore } from "./pg_store.ts";
 import { freshSchema, PG_SKIP_NOTE, TEST_DATABASE_URL, type TestSchema } from "./pg_test_schema.ts";
 import { leaseContract } from "./lease_contract.ts";
+import { thetaContract } from "./theta_contract.ts";
 import { type StoreBackend, storeContract } from "./store_contract.ts";
 import { keyRecord, usageRow } from "./test_fixtures.ts";
 
@@ -23,6 +24,7 @@ const postgres: StoreBackend = {
 };
 storeContract(postgres);
 leaseContract(postgres);
+thetaContract(postgres);
 
 /** 10:30 UTC: lease times are given, never read from the clock. */
 const T = Date.UTC(2026, 0, 1, 10, 30);
@@ -328,3 +330,28 @@ pgTest("the sweep deletes every expired file, tool loop and lease, and nothing l
     await store.close();
   }
 });
+
+pgTest(
+  "watchThetaPool: each schema's pool has its own channel; another schema's change is not heard",
+  async (s) => {
+    const other = await freshSchema();
+    const [mine, theirs] = await Promise.all([PgStore.open(s.url), PgStore.open(other.url)]);
+    let calls = 0;
+    const stop = mine.watchThetaPool(() => calls++);
+    try {
+      await new Promise((r) => setTimeout(r, 500)); // listening (its start may call once)
+      calls = 0;
+      await theirs.updateThetaPool(() => ({ doc: { n: 1 }, result: null }));
+      await new Promise((r) => setTimeout(r, 500));
+      assert.equal(calls, 0);
+      await mine.updateThetaPool(() => ({ doc: { n: 1 }, result: null }));
+      const changed = Date.now();
+      while (calls === 0 && Date.now() - changed < 2_000) await new Promise((r) => setTimeout(r, 10));
+      assert.equal(calls, 1);
+    } finally {
+      stop();
+      await Promise.all([mine.close(), theirs.close()]);
+      await other.drop();
+    }
+  },
+);

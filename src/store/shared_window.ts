@@ -7,10 +7,14 @@ import type { SharedWindow } from "./types.ts";
 export const HOUR = 3_600_000;
 export const DAY = 86_400_000;
 
+/** The starts of the UTC clock hour and day that hold `now`. */
+export function windowStarts(now: number): { hourStart: number; dayStart: number } {
+  return { hourStart: now - (now % HOUR), dayStart: now - (now % DAY) };
+}
+
 export function emptyWindow(now: number): SharedWindow {
   return {
-    hourStart: now - (now % HOUR),
-    dayStart: now - (now % DAY),
+    ...windowStarts(now),
     hourSpent: 0n,
     daySpent: 0n,
     hourReserved: 0n,

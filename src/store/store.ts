@@ -6,7 +6,15 @@
  * operations write. Holds are not stored: the Ledger (src/accounts/ledger.ts) keeps them.
  */
 import type { TariffRow } from "../catalog/tariff_seed.ts";
-import type { CommitBatch, KeyMeta, KeyRecord, LeaseTake, LeaseView, UsageRow } from "./types.ts";
+import type {
+  CommitBatch,
+  KeyMeta,
+  KeyRecord,
+  LeaseTake,
+  LeaseView,
+  ThetaPoolDoc,
+  UsageRow,
+} from "./types.ts";
 
 export interface UsagePage {
   rows: UsageRow[];
@@ -136,6 +144,36 @@ export interface Store {
    * is never revived: its credit may be another holder's by now). Resolves with the key ids renewed.
    */
   renewLeases(holder: string, keyIds: readonly string[], now: number, ttlMs: number): Promise<string[]>;
+
+  /**
+   * The theta account pool (family theta, spec §4.7; src/families/theta/): one JSON document shared by every
+   * process, changed in one atomic step against every other change. `change` gets the current document
+   * (null before the first change) and returns the new one (null: leave it as it is) and a result, which this
+   * resolves with. `change` must be pure: an optimistic store may call it again after a conflict. The
+   * document stays small (the pool bounds its queue): at most 60,000 bytes as JSON.
+   */
+  updateThetaPool<T>(
+    change: (doc: ThetaPoolDoc | null) => { doc: ThetaPoolDoc | null; result: T },
+  ): Promise<T>;
+  /**
+   * Calls `onChange` soon after the pool document changed, by any process, so waiters wake without polling;
+   * possibly also at other times (once when the watch starts or reconnects). Returns the stop function.
+   * KV: `watch` for this process's writes, a versionstamp read every 100 ms for other processes' (kv_theta.ts);
+   * Postgres: LISTEN/NOTIFY on a channel of the store's schema (pg_theta.ts).
+   */
+  watchThetaPool(onChange: () => void): () => void;
+  /**
+   * Counts one request of a key against its own hourly and daily limits over UTC calendar windows, atomically
+   * across processes: when the count in the current hour is below `limits.hour` (null: no limit) and the
+   * day's below `limits.day`, both are incremented and "ok" is returned; otherwise nothing changes and the
+   * window that is full is named ("hour" checked first). `counter` names the count (theta: "theta").
+   */
+  countRequest(
+    keyId: string,
+    counter: string,
+    now: number,
+    limits: { hour: number | null; day: number | null },
+  ): Promise<"ok" | "hour" | "day">;
 
   /** Ends the store's connections (and releases the KV file's lock, open.ts). */
   close(): Promise<void>;

@@ -144,3 +144,6 @@ export interface CommitBatch {
   /** Unix ms the shared windows are rolled to; required when a money delta carries a `lease`. */
   at?: number;
 }
+
+/** The theta pool's shared document (Store.updateThetaPool): plain JSON, opaque to the store. */
+export type ThetaPoolDoc = { readonly [field: string]: unknown };

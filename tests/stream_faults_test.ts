@@ -88,7 +88,8 @@ Deno.test("an upstream error before the first byte is an ordinary HTTP error", a
       ["delta-eta-4.6-high", "status:503", 503, "delta_unavailable"],
       ["theta3.7-plus", "status:503", 503, "theta_unavailable"],
       ["k3", "status:429", 429, "alpha_provider_rate_limit"],
-      ["theta3.7-plus", "status:429", 429, "standard_capacity_saturated"],
+      // Theta tries every model that accepts the request on its account first (fallback), then gives up.
+      ["theta3.7-plus", "status:429", 429, "provider_at_capacity"],
       ["k3", "non_json", 502, "upstream_invalid_response"],
     ];
     for (const [model, fault, status, code] of cases) {

@@ -88,3 +88,71 @@ export function flakyUpstream(target: string) {
     close: () => server.shutdown(),
   };
 }
+
+/** One call an account upstream saw: which account (its key), the model asked for, and when it ran. */
+export interface AccountCall {
+  account: string;
+  model: string;
+  /** The request's own marker (the text `[[id:…]]` in its prompt), to tell the calls apart. */
+  marker: string | undefined;
+  start: number;
+  end: number;
+}
+
+/**
+ * Theta's upstream accounts in front of the simulator: records every call with its account (the bearer key)
+ * and model, the most calls one account ever ran at once, and answers 429 (Retry-After: `retryAfter`) for the
+ * account/model pairs in `refuse` (`"<key>|<model>"`, or `"*|<model>"` for every account).
+ */
+export function accountUpstream(target: string, opts: { refuse?: Set<string>; retryAfter?: number } = {}) {
+  const calls: AccountCall[] = [];
+  const running = new Map<string, number>();
+  let maxConcurrent = 0;
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, async (req) => {
+    const bytes = await req.arrayBuffer();
+    const account = (req.headers.get("authorization") ?? "").replace(/^Bearer /, "");
+    const text = new TextDecoder().decode(bytes);
+    const model = (JSON.parse(text) as { model?: string }).model ?? "";
+    const marker = /\[\[id:([^\]]+)\]\]/.exec(text)?.[1];
+    if (opts.refuse?.has(`${account}|${model}`) || opts.refuse?.has(`*|${model}`)) {
+      return Response.json(
+        { error: { message: "model limit exhausted", type: "rate_limit_error" } },
+        { status: 429, headers: { "retry-after": String(opts.retryAfter ?? 60) } },
+      );
+    }
+    const now = running.get(account) ?? 0;
+    running.set(account, now + 1);
+    maxConcurrent = Math.max(maxConcurrent, now + 1);
+    const call: AccountCall = { account, model, marker, start: performance.now(), end: Infinity };
+    calls.push(call);
+    const done = () => {
+      if (call.end !== Infinity) return;
+      call.end = performance.now();
+      running.set(account, running.get(account)! - 1);
+    };
+    try {
+      const res = await fetch(target + new URL(req.url).pathname, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${account}` },
+        body: bytes,
+        signal: req.signal,
+      });
+      // The account is busy until the answer's last byte went out (or the gateway hung up).
+      const body = res.body?.pipeThrough(new TransformStream({ flush: done }));
+      req.signal.addEventListener("abort", done);
+      if (!body) done();
+      return new Response(body ?? null, { status: res.status, headers: res.headers });
+    } catch (err) {
+      done();
+      throw err;
+    }
+  });
+  return {
+    url: `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}`,
+    calls,
+    get maxConcurrent() {
+      return maxConcurrent;
+    },
+    close: () => server.shutdown(),
+  };
+}

@@ -56,6 +56,12 @@ export const ConfigSchema = z.object({
   THETA_UPSTREAM_URL: optionalUrl,
   /** Comma-separated; one upstream account per key. */
   THETA_UPSTREAM_KEYS: optionalString,
+  /** Theta (spec §4.7, §8.4): a request waits at most this long for an account, then 429 queue_timeout. */
+  THETA_QUEUE_TIMEOUT_MS: ms(30_000),
+  /** Theta: one generation runs at most this long, then generation_timeout (billed for the work done). */
+  THETA_GENERATION_TIMEOUT_MS: ms(600_000),
+  /** Theta: an account bound to a key is free for other keys after this long without a request. */
+  THETA_IDLE_RELEASE_MS: ms(600_000),
   SEARCH_UPSTREAM_URL: optionalUrl,
   SEARCH_UPSTREAM_KEY: optionalString,
   /** Search API spoken by SEARCH_UPSTREAM_URL: SearXNG JSON (`/search?format=json`) or Brave Search. */

@@ -25,6 +25,10 @@ export interface Exchange {
   encodeCtx: EncodeContext;
   reservation: Reservation;
   inputTokens: number;
+  /** The output the hold covers (the request's max tokens, else the default reserve). */
+  outputBudget: number;
+  /** The client's decoded body (after the family's rules). */
+  body: Record<string, unknown>;
   /** Headers of the answer (request ids, the hold, the simulated mark). */
   headers: Record<string, string>;
   abort: AbortController;

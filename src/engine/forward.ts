@@ -6,7 +6,7 @@ import { GatewayError } from "../errors/gateway_error.ts";
 import type { UpstreamCallFacts, UpstreamLease } from "../families/policy.ts";
 import type { Exchange } from "./exchange.ts";
 import type { IREvent } from "../ir/events.ts";
-import { unavailableError, upstreamStatusError } from "../families/upstream_errors.ts";
+import { retryAfterSeconds, unavailableError, upstreamStatusError } from "../families/upstream_errors.ts";
 import { sseFrameBatches } from "../protocols/sse_parse.ts";
 import { callUpstream } from "../upstream/client.ts";
 import { jsonAnswer } from "./json_answer.ts";
@@ -19,12 +19,27 @@ export async function forward(x: Exchange): Promise<Response> {
   // The upstream account is the family's to give (one of a pool, after a queue); held until settlement.
   let lease: UpstreamLease;
   try {
-    lease = await x.policy.dispatch(x.target);
+    lease = await x.policy.dispatch(x.target, {
+      store: x.app.store,
+      config: x.app.config,
+      keyId: x.reservation.input.account.rec.id,
+      requestId: x.ctx.requestId,
+      headers: x.ctx.req.headers,
+      body: x.body,
+      model: x.model,
+      ir: x.encodeCtx.request,
+      inputTokens: x.inputTokens,
+      outputBudget: x.outputBudget,
+      signal: x.ctx.req.signal,
+      now: x.app.now,
+    });
   } catch (err) {
     settleFailed(x.reservation, x.ctx.req.signal.aborted);
     throw err;
   }
   x.reservation.whenSettled(() => lease.release());
+  if (lease.headers) answerWith(x, lease.headers);
+  if (lease.model) askFor(x, lease.model);
   const stream = x.encodeCtx.request.stream;
   // The family's bound on the whole run, from the request going out (gamma/eta: spec §8.4). A JSON answer's
   // head comes with the answer, so there it replaces the headers timeout; a stream's head comes at once.
@@ -33,23 +48,39 @@ export async function forward(x: Exchange): Promise<Response> {
   if (run) x.reservation.whenSettled(() => run.stop());
   x.ctx.trace.upstreamStarted();
   let res: Response;
-  try {
-    res = await callUpstream({
-      url: x.target.baseUrl + x.upstream.upstreamPath,
-      protocol: x.upstream.name,
-      key: lease.key,
-      body: x.upstreamBody,
-      abort: x.abort,
-      random: x.app.random,
-      ...(run && !stream ? {} : { headersTimeoutMs: x.app.config.UPSTREAM_HEADERS_TIMEOUT_MS }),
-      ...(x.native ? { extraHeaders: pick(x.ctx.req.headers, x.upstream.nativeHeaders) } : {}),
-    });
-  } catch {
-    if (run?.expired) throw runCut(x, run);
-    settleFailed(x.reservation, x.ctx.req.signal.aborted);
-    // spec §7.2: "not finished in time" is 504; the headers timeout aborts with a TimeoutError reason.
-    const timedOut = (x.abort.signal.reason as { name?: string } | undefined)?.name === "TimeoutError";
-    throw timedOut ? new GatewayError(codes.timedOut) : unavailableError(codes, undefined);
+  for (;;) {
+    try {
+      res = await callUpstream({
+        url: x.target.baseUrl + x.upstream.upstreamPath,
+        protocol: x.upstream.name,
+        key: lease.key,
+        body: x.upstreamBody,
+        abort: x.abort,
+        random: x.app.random,
+        ...(run && !stream ? {} : { headersTimeoutMs: x.app.config.UPSTREAM_HEADERS_TIMEOUT_MS }),
+        ...(x.native ? { extraHeaders: pick(x.ctx.req.headers, x.upstream.nativeHeaders) } : {}),
+      });
+    } catch {
+      if (run?.expired) throw runCut(x, run);
+      settleFailed(x.reservation, x.ctx.req.signal.aborted);
+      // spec §7.2: "not finished in time" is 504; the headers timeout aborts with a TimeoutError reason.
+      const timedOut = (x.abort.signal.reason as { name?: string } | undefined)?.name === "TimeoutError";
+      throw timedOut ? new GatewayError(codes.timedOut) : unavailableError(codes, undefined);
+    }
+    // A capacity refusal the family answers with another model (theta's fallback), before any byte went out.
+    if (res.status !== 429 || !lease.refused) break;
+    let next: ReturnType<NonNullable<UpstreamLease["refused"]>>;
+    try {
+      next = lease.refused(retryAfterSeconds(res.headers.get("retry-after")));
+    } catch (err) {
+      await res.body?.cancel().catch(() => {});
+      settleFailed(x.reservation, false);
+      throw err;
+    }
+    if (!next) break;
+    await res.body?.cancel().catch(() => {});
+    answerWith(x, next.headers);
+    askFor(x, next.model);
   }
   x.ctx.trace.upstreamHead();
   if (!res.ok) {
@@ -147,4 +178,19 @@ function pick(headers: Headers, names: readonly string[]): Record<string, string
     if (v !== null) out[n] = v;
   }
   return out;
+}
+
+/** Headers the family adds to the answer, and to an error answer after this point. */
+function answerWith(x: Exchange, headers: Record<string, string>): void {
+  Object.assign(x.headers, headers);
+  Object.assign(x.ctx.headers, headers);
+}
+
+/** The upstream body asks for `model` instead (theta's fallback): the answer still names the requested one. */
+function askFor(x: Exchange, model: string): void {
+  const body = x.upstreamBody instanceof Uint8Array
+    ? JSON.parse(new TextDecoder().decode(x.upstreamBody)) as Record<string, unknown>
+    : x.upstreamBody;
+  x.upstreamBody = { ...body, model };
+  x.upstreamModel = model;
 }

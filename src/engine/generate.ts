@@ -178,6 +178,8 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
       },
       reservation,
       inputTokens,
+      outputBudget,
+      body,
       headers,
       abort,
       ...(answer ? { answer } : {}),

@@ -73,6 +73,36 @@ export interface RunLimit {
 export interface UpstreamLease {
   key: string;
   release(): void;
+  /** The upstream model to ask instead of the requested one (theta's fallback, decided at the grant). */
+  model?: string;
+  /** Headers of the answer, errors after the grant included (theta: queue wait, the model serving). */
+  headers?: Record<string, string>;
+  /**
+   * The upstream refused the call for capacity (429) before anything was answered: another model to try on
+   * the same account, with the headers that now apply; undefined to answer the refusal as it is. May throw
+   * the family's error instead (theta: provider_at_capacity when no model is left).
+   */
+  refused?(
+    retryAfterSeconds: number | undefined,
+  ): { model: string; headers: Record<string, string> } | undefined;
+}
+
+/** What a family's `dispatch` knows of the request it finds an account for. */
+export interface DispatchRequest {
+  store: Store;
+  config: Config;
+  keyId: string;
+  requestId: string;
+  /** The client's request headers and body (theta's session rule). */
+  headers: Headers;
+  body: Record<string, unknown>;
+  model: ModelEntry;
+  ir: IRRequest;
+  inputTokens: number;
+  outputBudget: number;
+  /** The client's request signal: a queued request whose client leaves quits the queue. */
+  signal: AbortSignal;
+  now(): number;
 }
 
 /** The family's upstream: its native protocol and the configuration variables naming it. */
@@ -146,8 +176,8 @@ export interface FamilyPolicy {
   upstreamModel?(model: ModelEntry): UpstreamModel;
   /** Whether `input_file` references are translated into document blocks (alpha, spec §4.2). */
   readonly translatesFiles: boolean;
-  /** The upstream account for one call (theta's account queue fills this in). */
-  dispatch(target: UpstreamTarget): Promise<UpstreamLease>;
+  /** The upstream account for one call (theta: the account queue, src/families/theta/dispatch.ts). */
+  dispatch(target: UpstreamTarget, req: DispatchRequest): Promise<UpstreamLease>;
   /** Looks at every streamed event before it is encoded; an error ends the stream with it. */
   inspect(ev: IREvent, call: UpstreamCallFacts): GatewayError | undefined;
   /**

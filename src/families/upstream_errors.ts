@@ -11,7 +11,7 @@ export function upstreamStatusError(
   info: UpstreamErrorInfo,
   retryAfter: string | null,
 ): GatewayError {
-  const ra = retryAfter !== null && /^\d+$/.test(retryAfter) ? Number(retryAfter) : undefined;
+  const ra = retryAfterSeconds(retryAfter);
   if (status === 429) return new GatewayError(codes.rateLimited, { retryAfter: ra ?? 1 });
   if (status === 400 || status === 413 || status === 422) {
     const text = `${info.code ?? ""} ${info.message}`.toLowerCase();
@@ -22,6 +22,11 @@ export function upstreamStatusError(
   }
   if (status === 500 && codes.serverError) return new GatewayError(codes.serverError);
   return unavailableError(codes, ra);
+}
+
+/** An upstream Retry-After in seconds: the delta-seconds form only (a date or anything else counts as absent). */
+export function retryAfterSeconds(value: string | null): number | undefined {
+  return value !== null && /^\d+$/.test(value) ? Number(value) : undefined;
 }
 
 const DOWN_RETRY_AFTER_S = 2;

@@ -1,10 +1,11 @@
 /**
- * Family theta (spec §4.7, §7.6): a key paused for theta is refused. The account queue and fallback arrive
- * with the theta issue; until then the first upstream key serves.
+ * Family theta (spec §4.7, §7.6): a key paused for theta is refused; every request waits for its upstream
+ * account in the shared queue and may fall back to another model (dispatch.ts); one generation is bounded.
  */
 import { GatewayError } from "../../errors/gateway_error.ts";
 import { COMMON_CAP_CODES, plainPolicy } from "../policy.ts";
 import { refuseImages } from "./image_rule.ts";
+import { thetaDispatch } from "./dispatch.ts";
 
 export const thetaPolicy = plainPolicy({
   protocol: "openai_chat",
@@ -19,6 +20,9 @@ export const thetaPolicy = plainPolicy({
   invalidResponse: "upstream_invalid_response",
   caps: COMMON_CAP_CODES,
 }, {
+  dispatch: thetaDispatch,
+  // spec §4.7, §8.4: one answer is generated for at most 10 minutes.
+  runLimit: (config) => ({ ms: config.THETA_GENERATION_TIMEOUT_MS, code: "generation_timeout" }),
   admitKey(account) {
     if (account.rec.thetaPaused) throw new GatewayError("api_key_paused");
   },

@@ -1,0 +1,92 @@
+/**
+ * Theta's `dispatch` (spec §4.7, README "Family theta"): the request waits in the shared account queue for
+ * its account (account_pool.ts), then runs on it with the requested model — or, when that model's limit is
+ * exhausted on the account (a 429 remembered until its Retry-After), with the nearest model that accepts the
+ * request (fallback.ts), decided before the first character of the answer. The answer names the requested
+ * model and is charged at its rate; `x-theta-served-by` says which model answered, `x-theta-queue-wait-ms`
+ * how long the request waited.
+ */
+import { GatewayError } from "../../errors/gateway_error.ts";
+import type { Store } from "../../store/store.ts";
+import type { UpstreamTarget } from "../../upstream/targets.ts";
+import type { DispatchRequest, UpstreamLease } from "../policy.ts";
+import { AccountPool } from "./account_pool.ts";
+import { nextModel, type RequestNeeds } from "./fallback.ts";
+import { sessionOf } from "./session.ts";
+
+/** An exhausted model without a Retry-After is retried on the account after this long. */
+const DEFAULT_EXHAUSTED_MS = 60_000;
+/** Waiters beyond this many are refused at once (the pool document stays small). */
+const MAX_QUEUE = 200;
+
+/** One pool per store in this process (its holder id is the process's own). */
+const pools = new WeakMap<Store, AccountPool>();
+
+function poolFor(req: DispatchRequest, accounts: number): AccountPool {
+  let pool = pools.get(req.store);
+  if (!pool) {
+    const holder = `t_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;
+    pool = new AccountPool(
+      req.store,
+      holder,
+      {
+        accounts,
+        idleMs: req.config.THETA_IDLE_RELEASE_MS,
+        ttlMs: req.config.LEASE_TTL_MS,
+        maxQueue: MAX_QUEUE,
+      },
+      req.config.THETA_QUEUE_TIMEOUT_MS,
+      req.now,
+    );
+    pools.set(req.store, pool);
+  }
+  return pool;
+}
+
+export async function thetaDispatch(target: UpstreamTarget, req: DispatchRequest): Promise<UpstreamLease> {
+  const grant = await poolFor(req, target.keys.length).acquire({
+    id: req.requestId,
+    keyId: req.keyId,
+    session: sessionOf(req.headers, req.body, req.keyId),
+    signal: req.signal,
+  });
+  const needs: RequestNeeds = {
+    images: req.ir.messages.some((m) => m.parts.some((p) => p.type === "image")),
+    inputTokens: req.inputTokens,
+    outputBudget: req.outputBudget,
+  };
+  const now = req.now();
+  // Models this request may not use on its account: exhausted there, or already refused for it.
+  const unavailable = new Set(
+    Object.entries(grant.exhausted).filter(([, until]) => until > now).map(([m]) => m),
+  );
+  const refusedNow: Record<string, number> = {};
+  const wait = { "x-theta-queue-wait-ms": String(grant.waitedMs) };
+  const choose = (): string => {
+    if (!unavailable.has(req.model.id)) return req.model.id;
+    const next = nextModel(req.model.id, needs, unavailable);
+    if (next === undefined) throw new GatewayError("provider_at_capacity", { headers: wait });
+    return next;
+  };
+  let serving: string;
+  try {
+    serving = choose();
+  } catch (err) {
+    grant.release();
+    throw err;
+  }
+  return {
+    key: target.keys[grant.account]!,
+    ...(serving === req.model.id ? {} : { model: serving }),
+    headers: { ...wait, "x-theta-served-by": serving },
+    release: () => grant.release(refusedNow),
+    refused(retryAfterSeconds) {
+      const until = req.now() +
+        (retryAfterSeconds === undefined ? DEFAULT_EXHAUSTED_MS : retryAfterSeconds * 1000);
+      refusedNow[serving] = until;
+      unavailable.add(serving);
+      serving = choose();
+      return { model: serving, headers: { "x-theta-served-by": serving } };
+    },
+  };
+}

@@ -37,6 +37,8 @@ export interface SettleInput {
 export class Reservation {
   #settled = false;
   #onSettled: ((row: UsageRow) => void)[] = [];
+  /** Set when another model than the requested one answers (theta's fallback): recorded on the row. */
+  #servedModel: string | undefined;
 
   constructor(
     private readonly ledger: Ledger,
@@ -64,6 +66,11 @@ export class Reservation {
     this.ledger.settle(this.input.account, this.amount, row.charged, row);
     for (const fn of this.#onSettled) fn(row);
     return row.charged;
+  }
+
+  /** Another model than the requested one answers; the request is still charged at the requested rates. */
+  servedBy(model: string): void {
+    this.#servedModel = model === this.input.model.id ? undefined : model;
   }
 
   /** Runs `fn` once the request has settled (an upstream lease's release, family bookkeeping). */
@@ -104,6 +111,7 @@ export class Reservation {
       charged: charge,
       writtenOff: price - charge,
       usageSource: s.usageSource,
+      ...(this.#servedModel === undefined ? {} : { servedModel: this.#servedModel }),
       rates: {
         input: this.rates.input,
         cacheRead: this.rates.cacheRead,

@@ -193,4 +193,5 @@ function askFor(x: Exchange, model: string): void {
     : x.upstreamBody;
   x.upstreamBody = { ...body, model };
   x.upstreamModel = model;
+  x.reservation.servedBy(model);
 }

@@ -155,6 +155,15 @@ CREATE TABLE request_counts (
 );
 `,
   },
+  {
+    version: 4,
+    name: "usage rows: the model that answered",
+    sql: `
+-- Set when another model than the requested one answered (theta's fallback); null otherwise.
+ALTER TABLE usage_rows ADD COLUMN served_model text;
+ALTER TABLE usage_checkpoints ADD COLUMN served_model text;
+`,
+  },
 ];
 
 /**

@@ -37,6 +37,7 @@ export const USAGE_COLUMNS: readonly Column<UsageRow>[] = [
   ["charged", "numeric", (u) => big(u.charged)],
   ["written_off", "numeric", (u) => big(u.writtenOff)],
   ["usage_source", "text", (u) => u.usageSource],
+  ["served_model", "text", (u) => u.servedModel ?? null],
   ["rate_input", "numeric", (u) => big(u.rates.input)],
   ["rate_cache_read", "numeric", (u) => big(u.rates.cacheRead)],
   ["rate_output", "numeric", (u) => big(u.rates.output)],
@@ -82,6 +83,7 @@ export function usageFromRow(r: Row): UsageRow {
     charged: BigInt(r.charged),
     writtenOff: BigInt(r.written_off),
     usageSource: r.usage_source,
+    ...(r.served_model === null || r.served_model === undefined ? {} : { servedModel: r.served_model }),
     rates: {
       input: BigInt(r.rate_input),
       cacheRead: BigInt(r.rate_cache_read),

@@ -84,6 +84,18 @@ export function storeContract(backend: StoreBackend): void {
     await assert.rejects(store.createKey({ ...keyRec("key_b", 1n), hash: "hash_key_a" }), /already exists/);
   });
 
+  test("a usage row's served model (theta's fallback) round-trips, and a row without one has none", async (ctx) => {
+    await ctx.store.createKey(keyRec("key_a", 100n));
+    const served = { ...row("req_s", "key_a", 2_000), servedModel: "theta3.7-max" };
+    await ctx.store.commit({ money: [], usage: [row("req_p", "key_a", 1_000), served], open: [served] });
+    const store = await ctx.reopen();
+    assert.deepEqual((await store.listUsage("key_a", { limit: 10 })).rows, [
+      served,
+      row("req_p", "key_a", 1_000),
+    ]);
+    assert.deepEqual(await store.listOpen(), [served]);
+  });
+
   test("every key field and money far beyond 2^64 round-trip exactly; deltas of one batch add up", async (ctx) => {
     const huge = 10n ** 27n + 123_456_789n; // the API's largest amount, 10^15 USD, plus change
     const rec = keyRecord("key_z", {

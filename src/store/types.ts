@@ -123,6 +123,8 @@ export interface UsageRow {
   charged: bigint;
   /** What usage priced beyond what could be charged without a negative balance: the operator's loss. */
   writtenOff: bigint;
+  /** The model that answered when another than the requested `model` did (theta's fallback, spec §4.7). */
+  servedModel?: string;
   /** Whether usage came from the upstream or was estimated from delivered frames. */
   usageSource: "upstream" | "estimated";
   /** Rates applied, pico-USD per token (and per search). */

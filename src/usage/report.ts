@@ -117,6 +117,8 @@ export function requestView(row: UsageRow) {
     created_at: new Date(row.createdAt).toISOString(),
     family: row.family,
     model: row.model,
+    // The model that answered, when the family answered with another (theta's fallback); else the model.
+    served_by: row.servedModel ?? row.model,
     endpoint: row.endpoint,
     stream: row.stream,
     status: row.status,

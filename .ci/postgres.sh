@@ -3,6 +3,8 @@
 # loopback port (as the postgres user when run as root), creates a database and exports TEST_DATABASE_URL;
 # `pg_stop` stops the server and removes its files. A developer can use it too:
 #   . .ci/postgres.sh && pg_start && npx -y deno@2 task test; pg_stop
+# PG_DURABLE=1 pg_start keeps PostgreSQL's own durability settings (fsync, synchronous_commit, full page writes
+# on), for figures a production server would give (bench/shared_stores.ts: the settlement durability window).
 
 pg_bin_dir() {
   local d
@@ -33,12 +35,14 @@ pg_start() {
   pass=$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
   echo "$pass" >"$PG_DIR/pwfile"
   if [ "$(id -u)" = 0 ]; then chown postgres:postgres "$PG_DIR/pwfile"; fi
-  # A test server: no fsync (its data is thrown away), password auth over TCP as in production.
+  # A test server: no fsync (its data is thrown away) unless PG_DURABLE=1, password auth over TCP as in production.
+  local durability="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+  if [ "${PG_DURABLE:-}" = 1 ]; then durability=""; fi
   pg_as_owner "$PG_BIN/initdb" -D "$PG_DIR/data" -U postgres --pwfile="$PG_DIR/pwfile" \
     --auth-local=trust --auth-host=scram-sha-256 -E UTF8 --locale=C --no-sync >"$PG_DIR/initdb.log" 2>&1 ||
     { cat "$PG_DIR/initdb.log" >&2; return 1; }
   pg_as_owner "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/server.log" -w -t 60 \
-    -o "-c listen_addresses=127.0.0.1 -p $port -k $PG_DIR -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" \
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $PG_DIR $durability -c max_connections=300" \
     start >/dev/null || { tail -n 20 "$PG_DIR/server.log" >&2; return 1; }
   PGPASSWORD=$pass "$PG_BIN/psql" -q -h 127.0.0.1 -p "$port" -U postgres -d postgres \
     -c "CREATE DATABASE gateway_test" || return 1

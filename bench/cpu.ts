@@ -76,7 +76,11 @@ export async function withCpu<T>(
 
 /** The processes whose parent is `pid` (from every /proc/<pid>/stat). */
 export async function childrenOf(pid: number): Promise<number[]> {
-  const out = await new Deno.Command("sh", { args: ["-c", "cat /proc/[0-9]*/stat"], stdout: "piped", stderr: "null" })
+  const out = await new Deno.Command("sh", {
+    args: ["-c", "cat /proc/[0-9]*/stat"],
+    stdout: "piped",
+    stderr: "null",
+  })
     .output();
   const children: number[] = [];
   for (const line of new TextDecoder().decode(out.stdout).split("\n")) {

@@ -3,26 +3,33 @@
  *
  * Env: BENCH_SECONDS (measured seconds per HTTP scenario, default 4), BENCH_WARMUP (default 1),
  * BENCH_STREAMS (open streams in the hold test, default 1000), BENCH_CPU_PROF=1 (V8 CPU profile of
- * the gateway subprocess into a temp dir, summarised in bench/RESULTS-profiled.md).
+ * the gateway subprocess into a temp dir, summarised in bench/RESULTS-profiled.md), BENCH_DATABASE_URL or else
+ * TEST_DATABASE_URL (the Postgres of the shared-store section, bench/shared_stores.ts; skipped without one).
  */
+import { envNum } from "./env.ts";
 import { benchEstimate } from "./estimate_bench.ts";
-import { sectionOf, SOAK_HEADING, withSection } from "./sections.ts";
+import { sectionOf, SHARED_HEADING, SOAK_HEADING, withSection } from "./sections.ts";
+import { benchSharedStores, type SharedResult, sharedSection } from "./shared_stores.ts";
 import { benchSystemPrefix } from "./system_prefix_bench.ts";
 import { benchFiles } from "./files_bench.ts";
 import { benchHotPath } from "./hot_path_bench.ts";
 import { benchCommitLag, benchLedger } from "./ledger_bench.ts";
 import { catProc, type CpuUse } from "./cpu.ts";
-import { createKey, memoryOf, type Proc, ROOT, startBareProxy, startGatewayProc, startSim } from "./procs.ts";
+import {
+  createKey,
+  memoryOf,
+  type Proc,
+  ROOT,
+  startBareProxy,
+  startGatewayProc,
+  startSim,
+  stopOnSignal,
+} from "./procs.ts";
 import { summariseProfiles } from "./profile.ts";
-import { cpuTable, document, machine, ms, num, type Row, table } from "./report.ts";
+import { commandLine, cpuTable, document, machine, ms, num, type Row, table } from "./report.ts";
 import { plainScenarios } from "./scenarios.ts";
 import { holdScenario, streamScenarios } from "./stream_scenarios.ts";
 
-const envNum = (name: string, def: number) => {
-  const v = Number(Deno.env.get(name) ?? def);
-  if (!Number.isFinite(v) || v <= 0) throw new Error(`${name} must be a positive number`);
-  return v;
-};
 const seconds = envNum("BENCH_SECONDS", 4);
 const warmup = envNum("BENCH_WARMUP", 1);
 const streams = envNum("BENCH_STREAMS", 1000);
@@ -132,11 +139,8 @@ notes.push(...files.notes);
 
 const procs: Proc[] = [];
 const stopAll = () => Promise.all(procs.map((p) => p.stop()));
-const onSignal = () => {
-  stopAll().finally(() => Deno.exit(130));
-};
-Deno.addSignalListener("SIGINT", onSignal);
-Deno.addSignalListener("SIGTERM", onSignal);
+const unhook = stopOnSignal(procs);
+let shared: SharedResult;
 try {
   log("starting simulator, bare proxy and gateway subprocesses");
   const sim = await startSim();
@@ -161,10 +165,15 @@ try {
   await new Promise((r) => setTimeout(r, 1000)); // let start-up garbage settle before "idle"
   log(`  fresh gateway pid ${fresh.pid} ${fresh.url} for the hold`);
   rows.push(...await holdScenario({ sim, gw: fresh, key: freshKey, log, cpu, loadGatewayHwmKiB }, streams));
+
+  // Shared stores last, on processes of their own (bench/shared_stores.ts).
+  await stopAll();
+  log("shared stores: KV file vs Postgres vs WORKERS=2");
+  shared = await benchSharedStores({ seconds, warmup, log, procs, command: commandLine(seconds) });
+  if ("skipped" in shared) log(`  ${shared.skipped}`);
 } finally {
   await stopAll();
-  Deno.removeSignalListener("SIGINT", onSignal);
-  Deno.removeSignalListener("SIGTERM", onSignal);
+  unhook();
 }
 
 notes.push(
@@ -193,12 +202,15 @@ if (maxOther > 0.2) {
       "(see the CPU table): the HTTP figures are pessimistic and vary from run to run.",
   );
 }
-// The last soak run's record stays (bench/sections.ts).
+// The last soak run's record stays, and the shared-store one when this run skipped it (bench/sections.ts).
 const previous = await Deno.readTextFile(`${ROOT}bench/RESULTS.md`).catch(() => "");
 const soak = sectionOf(previous, SOAK_HEADING);
-const doc = soak
-  ? withSection(document(m, rows, notes, cpuTable(cpu)), SOAK_HEADING, soak)
-  : document(m, rows, notes, cpuTable(cpu));
+const withShared = withSection(
+  document(m, rows, notes, cpuTable(cpu)),
+  SHARED_HEADING,
+  sharedSection(shared, previous),
+);
+const doc = soak ? withSection(withShared, SOAK_HEADING, soak) : withShared;
 console.log(table(rows));
 console.log("");
 console.log(cpuTable(cpu));

@@ -32,6 +32,12 @@ export function table(rows: Row[]): string {
   return [head, sep, ...lines].join("\n");
 }
 
+/** A Markdown table of `head` and `rows` (cells as given; numeric columns right-aligned by `right`). */
+export function grid(head: string[], rows: string[][], right: boolean[] = []): string {
+  const sep = head.map((_, i) => right[i] ? "---:" : "---");
+  return [head, sep, ...rows].map((cells) => `| ${cells.join(" | ")} |`).join("\n");
+}
+
 export interface Machine {
   date: string;
   nproc: number;
@@ -42,6 +48,10 @@ export interface Machine {
   warmup: number;
   loadavg: string;
 }
+
+/** How the bench was started, as RESULTS.md records it. */
+export const commandLine = (seconds: number, base = "deno task bench") =>
+  base + (Deno.env.get("BENCH_SECONDS") ? ` (BENCH_SECONDS=${seconds})` : "");
 
 export async function machine(seconds: number, warmup: number, loadavg: string): Promise<Machine> {
   let cpu = "unknown";
@@ -54,7 +64,7 @@ export async function machine(seconds: number, warmup: number, loadavg: string):
     nproc: navigator.hardwareConcurrency,
     cpu,
     deno: `deno ${Deno.version.deno} (v8 ${Deno.version.v8}, typescript ${Deno.version.typescript})`,
-    command: "deno task bench" + (Deno.env.get("BENCH_SECONDS") ? ` (BENCH_SECONDS=${seconds})` : ""),
+    command: commandLine(seconds),
     seconds,
     warmup,
     loadavg,

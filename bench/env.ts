@@ -1,0 +1,8 @@
+/** The bench's settings from the environment (bench/main.ts header). */
+
+/** A positive number from `name`, or `def` when unset. */
+export const envNum = (name: string, def: number): number => {
+  const v = Number(Deno.env.get(name) ?? def);
+  if (!Number.isFinite(v) || v <= 0) throw new Error(`${name} must be a positive number`);
+  return v;
+};

@@ -52,6 +52,8 @@ export interface Plan {
   promptTokens: number;
   cached: number;
   searches: number;
+  /** Chat: the answer carries a `url_citation` annotation over its text. */
+  urlCitation: boolean;
   /** Anthropic web_search server tool offered (or forced by `force_server_tools`). */
   webSearch: boolean;
   /** Anthropic web fetches asked for, and whether a web_fetch server tool is offered (or forced). */
@@ -199,12 +201,13 @@ export function buildPlan(ins: Inspect, d: Directives, clean: string): Plan {
   const toolTokens = tool ? TOOL_TOKENS : 0;
 
   const usage: UsageMode = hasFault(d, "no_usage") ? "none" : hasFault(d, "zero_usage") ? "zero" : "normal";
-  const promptTokens = ins.promptTokens;
+  const promptTokens = d.promptTokens ?? ins.promptTokens;
   return {
     model: hasFault(d, "wrong_model") ? WRONG_MODEL : ins.model,
     promptTokens,
     cached: Math.min(d.cached, promptTokens),
     searches: d.search,
+    urlCitation: d.urlCitation,
     webSearch: ins.tools.webSearch || d.forceServerTools,
     fetches: d.fetch,
     webFetch: (ins.tools.webFetch ?? false) || d.forceServerTools,

@@ -47,16 +47,28 @@ export function chatUsage(plan: Plan): Obj {
       rejected_prediction_tokens: 0,
     },
   };
-  if (plan.searches > 0) u.web_search_requests = z ? 0 : plan.searches;
+  if (plan.searches > 0) u.server_tool_use = { web_search_requests: z ? 0 : plan.searches };
   return u;
 }
 
+/** The page a `url_citation` cites: the whole answer text (the annotation's span, UTF-16 indexes). */
+function citations(plan: Plan, text: string): Obj[] {
+  if (!plan.urlCitation) return [];
+  return [{
+    type: "url_citation",
+    url_citation: { start_index: 0, end_index: text.length, url: CITED_URL, title: "Страница симулятора" },
+  }];
+}
+
+export const CITED_URL = "https://example.com/sim/cited";
+
 function json(plan: Plan, _body: Obj, state: SimState): unknown {
+  const content = plan.tool ? null : plan.text.slice(0, plan.textTokens);
   const message: Obj = {
     role: "assistant",
-    content: plan.tool ? null : plan.text.slice(0, plan.textTokens),
+    content,
     refusal: null,
-    annotations: [],
+    annotations: citations(plan, content ?? ""),
   };
   if (plan.reasoningTokens > 0) message.reasoning_content = plan.reasoning.slice(0, plan.reasoningTokens);
   if (plan.tool) {
@@ -105,10 +117,13 @@ function* frames(plan: Plan, body: Obj, state: SimState): Generator<Frame> {
       yield CHECKPOINT;
     }
   }
+  let text = "";
   for (const p of pieces(plan.text, plan.textTokens)) {
+    text += p;
     yield chunk(`{"content":${JSON.stringify(p)}}`);
     yield CHECKPOINT;
   }
+  if (plan.urlCitation) yield chunk(`{"annotations":${JSON.stringify(citations(plan, text))}}`);
   yield FINAL;
   yield chunk("{}", `"${finishReason(plan)}"`);
   if (includeUsage) yield `data: ${head}"choices":[],"usage":${JSON.stringify(chatUsage(plan))}}\n\n`;

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import OpenAI from "openai";
+import { CITED_URL } from "./chat.ts";
 import { chatBody, payloads, post, readSse, TOOL_DEFS, withSim, wordCount } from "./test_util.ts";
 
 const PATH = "/v1/chat/completions";
@@ -60,10 +61,43 @@ Deno.test("chat: stream with include_usage ends with a choices:[] usage chunk", 
     assert.deepEqual(last.choices, []);
     assert.equal(last.usage.completion_tokens, 16);
     assert.equal(last.usage.completion_tokens_details.reasoning_tokens, 4);
-    assert.equal(last.usage.web_search_requests, 3);
+    assert.deepEqual(last.usage.server_tool_use, { web_search_requests: 3 });
     assert.ok(chunks.slice(0, -1).every((c) => c.usage === null));
     const reasoning = chunks.map((c) => c.choices[0]?.delta.reasoning_content ?? "").join("");
     assert.equal(wordCount(reasoning), 4);
+  }));
+
+Deno.test("chat: url_citation cites a page over the whole answer, in JSON and in a stream delta", () =>
+  withSim(async (sim) => {
+    const body = await (await post(sim, PATH, chatBody("найди [[sim:url_citation]] [[sim:words=4]]"))).json();
+    const msg = body.choices[0].message;
+    assert.deepEqual(msg.annotations, [{
+      type: "url_citation",
+      url_citation: {
+        start_index: 0,
+        end_index: msg.content.length,
+        url: CITED_URL,
+        title: "Страница симулятора",
+      },
+    }]);
+    assert.equal(body.usage.server_tool_use, undefined, "the citation is the only sign of the search");
+    const plain = await (await post(sim, PATH, chatBody("найди"))).json();
+    assert.deepEqual(plain.choices[0].message.annotations, []);
+    const chunks = payloads(
+      await readSse(await post(sim, PATH, chatBody("найди [[sim:url_citation]]", { stream: true }))),
+    );
+    const text = chunks.map((c) => c.choices[0]?.delta.content ?? "").join("");
+    const cited = chunks.filter((c) => c.choices[0]?.delta.annotations);
+    assert.equal(cited.length, 1);
+    assert.equal(cited[0].choices[0].delta.annotations[0].url_citation.end_index, text.length);
+    assert.equal(chunks.at(-1).choices[0].finish_reason, "stop", "the citation comes before the finish");
+  }));
+
+Deno.test("chat: prompt_tokens=N reports N prompt tokens", () =>
+  withSim(async (sim) => {
+    const body = await (await post(sim, PATH, chatBody("привет [[sim:prompt_tokens=256001]]"))).json();
+    assert.equal(body.usage.prompt_tokens, 256_001);
+    assert.equal(body.usage.total_tokens, 256_001 + 12);
   }));
 
 Deno.test("chat: max_completion_tokens truncates with finish_reason length", () =>

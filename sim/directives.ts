@@ -36,6 +36,10 @@ export interface Directives {
   write?: WriteTask;
   /** End with a structured refusal (Anthropic `stop_reason: "refusal"`) after the answer words. */
   refusal: boolean;
+  /** Chat: the answer cites a web page with a `url_citation` annotation (the search's other form). */
+  urlCitation: boolean;
+  /** Report this many prompt tokens whatever the request's length. */
+  promptTokens?: number;
   /** Anthropic web fetches (server tool `web_fetch_*`). */
   fetch: number;
   /** Every search result is a `web_search_tool_result_error` with this code; `billed`: still counted. */
@@ -93,6 +97,7 @@ export function emptyDirectives(): Directives {
     interval: 0,
     faults: [],
     refusal: false,
+    urlCitation: false,
     fetch: 0,
     searchEmpty: false,
     citeSplit: false,
@@ -153,6 +158,14 @@ function apply(d: Directives, name: string, value: string | undefined): void {
     case "fetch":
       d.fetch = intValue(value, 1_000_000) ?? d.fetch;
       break;
+    case "url_citation":
+      d.urlCitation = true;
+      break;
+    case "prompt_tokens": {
+      const n = intValue(value, Number.MAX_SAFE_INTEGER);
+      if (n !== undefined) d.promptTokens = n;
+      break;
+    }
     case "search_error": {
       const [code, flag] = (value ?? "").split(":");
       if (code && SEARCH_ERROR_CODES.has(code) && (flag === undefined || flag === "billed")) {

@@ -42,6 +42,15 @@ Deno.test("directives: unterminated marker is left alone", () => {
   assert.equal(clean, "a [[sim:words=3");
 });
 
+Deno.test("directives: url_citation and prompt_tokens", () => {
+  const { directives: d } = scanDirectives("[[sim:url_citation]] [[sim:prompt_tokens=256001]]");
+  assert.equal(d.urlCitation, true);
+  assert.equal(d.promptTokens, 256_001);
+  const none = scanDirectives("[[sim:prompt_tokens=x]] [[sim:prompt_tokens=-1]]").directives;
+  assert.equal(none.urlCitation, false);
+  assert.equal(none.promptTokens, undefined);
+});
+
 Deno.test("directives: server-tool directives", () => {
   const { directives: d } = scanDirectives(
     "[[sim:fetch=2]] [[sim:search_error=too_many_requests]] [[sim:fetch_error=url_too_long]] [[sim:search_empty]]" +

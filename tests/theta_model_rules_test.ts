@@ -5,7 +5,7 @@
  * is local: nothing held, nothing sent upstream.
  */
 import assert from "node:assert/strict";
-import { estimateInputTokens } from "../src/billing/estimate.ts";
+import { bodyOfEstimate } from "./estimate_body.ts";
 import { ANTHROPIC_HEADERS, post, type TestGateway, withGateway } from "./harness.ts";
 
 const PNG =
@@ -171,18 +171,6 @@ Deno.test("theta: an output budget at the model's limit is served, one above is 
     const { json } = await t.admin("GET", `/admin/keys/${k.id}`);
     assert.equal(json.held_usd, "0.00");
   }));
-
-/** A Chat or Messages body whose input estimate (the gateway's, spec §8.1 p.2) is exactly `tokens`. */
-function bodyOfEstimate(model: string, tokens: number, extra: Record<string, unknown> = {}) {
-  const make = (n: number) => ({ model, ...extra, messages: [{ role: "user", content: "а".repeat(n) }] });
-  const base = estimateInputTokens(make(0));
-  let n = Math.max(0, 3 * (tokens - base));
-  while (estimateInputTokens(make(n)) < tokens) n++;
-  while (n > 0 && estimateInputTokens(make(n)) > tokens) n--;
-  const body = make(n);
-  assert.equal(estimateInputTokens(body), tokens);
-  return body;
-}
 
 Deno.test("theta3.5-omni-plus: input up to 196,608 tokens; 196,609 is 400 context_length_exceeded, other theta ids take it", () =>
   withGateway(async (t) => {

@@ -2,7 +2,8 @@
  * Reserve → settle for one request (spec §8.1 p.2–4), priced here and moved by the Ledger
  * (src/accounts/ledger.ts). A Reservation is created only after every local check passed and the
  * ledger placed the hold; it settles exactly once (later calls are no-ops), releasing the hold and
- * charging actual usage, and queues the usage row.
+ * charging actual usage, and queues the usage row. The hold is priced at the tariff row of the estimated
+ * input, the charge at the row of the actual input (theta's plus tiers, spec §8.1).
  */
 import type { Account } from "../accounts/account.ts";
 import type { Ledger } from "../accounts/ledger.ts";
@@ -43,7 +44,11 @@ export class Reservation {
   constructor(
     private readonly ledger: Ledger,
     readonly input: ReserveInput,
-    readonly rates: Rates,
+    /**
+     * The model's rates for a request with this much input, from the tariff the reserve was priced with:
+     * settlement prices the whole request at the row of its actual input (theta's tiers, spec §8.1).
+     */
+    private readonly ratesAt: (inputTokens: number) => Rates,
     readonly amount: bigint,
     private readonly now: () => number,
   ) {}
@@ -88,7 +93,8 @@ export class Reservation {
 
   #row(s: SettleInput): UsageRow {
     const { account, model, requestId, endpoint, stream } = this.input;
-    const price = chargeAmount(this.rates, s.usage, account.rec.membership === "private");
+    const rates = this.ratesAt(s.usage.inputTokens);
+    const price = chargeAmount(rates, s.usage, account.rec.membership === "private");
     const free = this.ledger.spareCredit(account); // excludes this hold, which is still counted
     let ceiling = s.usageSource === "estimated" || free < 0n ? this.amount : this.amount + free;
     if (ceiling < 0n) ceiling = 0n;
@@ -106,18 +112,13 @@ export class Reservation {
       cachedInputTokens: s.usage.cachedInputTokens,
       outputTokens: s.usage.outputTokens,
       webSearchRequests: s.usage.webSearchRequests,
-      searchFee: searchFee(this.rates, s.usage.webSearchRequests),
+      searchFee: searchFee(rates, s.usage.webSearchRequests),
       reserved: this.amount,
       charged: charge,
       writtenOff: price - charge,
       usageSource: s.usageSource,
       ...(this.#servedModel === undefined ? {} : { servedModel: this.#servedModel }),
-      rates: {
-        input: this.rates.input,
-        cacheRead: this.rates.cacheRead,
-        output: this.rates.output,
-        search: this.rates.search,
-      },
+      rates: { input: rates.input, cacheRead: rates.cacheRead, output: rates.output, search: rates.search },
     };
   }
 }
@@ -139,5 +140,7 @@ export async function reserve(
     input.maxSearches,
   );
   await ledger.hold(input.account, { amount, capCodes: input.capCodes, now: now() });
-  return new Reservation(ledger, input, rates, amount, now);
+  // The tariff of this moment (a change replaces the Tariff whole): a request is priced by one tariff.
+  const ratesAt = (tokens: number) => tariff.rates(input.model.id, tokens) ?? rates;
+  return new Reservation(ledger, input, ratesAt, amount, now);
 }

@@ -39,13 +39,13 @@ const usage = (input: number, output: number): IRUsage => ({
   outputTokens: output,
 });
 
-async function setup(balance: bigint) {
+async function setup(balance: bigint, priced: Tariff = tariff) {
   const store = await KvStore.open(":memory:");
   const accounts = await Accounts.load(store, 1);
   const { account } = await accounts.create({ balance });
   let n = 0;
   const hold = (acc = account): Promise<Reservation> =>
-    reserve(accounts.ledger, tariff, {
+    reserve(accounts.ledger, priced, {
       account: acc,
       capCodes: CAPS,
       model: MODEL,
@@ -139,6 +139,30 @@ Deno.test("Reservation.settle caps an estimated charge at the hold even when cre
   const row = (await t.store.listUsage(t.account.rec.id, { limit: 1 })).rows[0]!;
   assert.equal(row.usageSource, "estimated");
   assert.equal(row.writtenOff, 2_100_000_000n - HOLD);
+  await t.close();
+});
+
+Deno.test("Reservation.settle prices the whole request at the row of its actual input, not the estimate's", async () => {
+  // Above 100 input tokens the second row: 3 USD / 1M input, 5 USD / 1M output (theta's plus tiers, spec §8.1).
+  const above: Rates = { ...RATES, input: 3_000_000n, output: 5_000_000n };
+  const tiered = { rates: (_m: string, n: number) => n > 100 ? above : RATES } as unknown as Tariff;
+  const t = await setup(10_000_000_000n, tiered);
+  const at = await t.hold(); // estimated input 100: the first row
+  assert.equal(at.amount, HOLD);
+  assert.equal(at.settle({ usage: usage(100, 10), usageSource: "upstream", status: "ok" }), 120_000_000n);
+  const over = await t.hold();
+  assert.equal(over.settle({ usage: usage(101, 10), usageSource: "upstream", status: "ok" }), 353_000_000n);
+  t.identity();
+  await t.accounts.committer.flush();
+  const rows = (await t.store.listUsage(t.account.rec.id, { limit: 2 })).rows;
+  const rates = rows.map((r) => [r.inputTokens, r.rates.input, r.rates.output]).sort((a, b) =>
+    Number(a[0]) - Number(b[0])
+  );
+  assert.deepEqual(
+    rates,
+    [[100, 1_000_000n, 2_000_000n], [101, 3_000_000n, 5_000_000n]],
+    "each row records its rates",
+  );
   await t.close();
 });
 

@@ -5,6 +5,7 @@ import { UpstreamProtocolError } from "../codec.ts";
 import { readWire } from "../wire_frame.ts";
 import { fromChatFinishReason } from "./finish_reason.ts";
 import { fallbackCallId } from "./stream_decode.ts";
+import { citesUrl, searchesOf } from "./url_citation.ts";
 import { fullChatUsage } from "./usage.ts";
 import { Completion, CompletionChoice, CompletionToolCall } from "./wire.ts";
 
@@ -59,6 +60,10 @@ export function decodeResponse(json: unknown): IRResponse {
       ? "content_filter"
       : fromChatFinishReason(choice.finish_reason, calls.length > 0),
   };
-  if (c.usage) res.usage = fullChatUsage(c.usage);
+  if (c.usage) {
+    const usage = fullChatUsage(c.usage);
+    usage.webSearchRequests = searchesOf(usage.webSearchRequests, citesUrl(message.annotations));
+    res.usage = usage;
+  }
   return res;
 }

@@ -4,6 +4,7 @@ import type { JsonObject } from "../../util/json.ts";
 import type { SseFrame, StreamDecoder } from "../codec.ts";
 import { parseFrameJson, readWire } from "../wire_frame.ts";
 import { fromChatFinishReason } from "./finish_reason.ts";
+import { citesUrl, searchesOf } from "./url_citation.ts";
 import { fromChatUsage } from "./usage.ts";
 import { type ChunkChoice, ChunkHead, ErrorBody, readChunk, type ToolCallDelta } from "./wire.ts";
 
@@ -41,6 +42,11 @@ export class ChatStreamDecoder implements StreamDecoder {
   #refusal = false;
   /** upstream tool-call index → internal index (counting tool calls only). */
   #tools = new Map<number, number>();
+  /** Web searches as the last usage counted them; whether a delta cited a page (url_citation.ts). */
+  #searches = 0;
+  #cited = false;
+  /** A usage chunk was seen: a citation after it is reported on its own usage event. */
+  #reported = false;
 
   push(frame: SseFrame): IREvent[] {
     if (frame.data === "[DONE]") return this.pushDone();
@@ -80,7 +86,13 @@ export class ChatStreamDecoder implements StreamDecoder {
         this.#finishReason = choice.finish_reason;
       }
     }
-    if (chunk.usage) out.push({ type: "usage", usage: fromChatUsage(chunk.usage) });
+    if (chunk.usage) {
+      const usage = fromChatUsage(chunk.usage);
+      if (usage.webSearchRequests !== undefined) this.#searches = usage.webSearchRequests;
+      if (this.#cited) usage.webSearchRequests = searchesOf(this.#searches, true);
+      this.#reported = true;
+      out.push({ type: "usage", usage });
+    }
     return out;
   }
 
@@ -93,6 +105,13 @@ export class ChatStreamDecoder implements StreamDecoder {
       out.push({ type: "text_delta", text: delta.refusal });
     }
     delta.tool_calls?.forEach((tc, pos) => this.#toolFragment(tc, pos, out));
+    if (!this.#cited && citesUrl(delta.annotations)) {
+      this.#cited = true;
+      // Before any usage the count waits for it: a usage event of its own would read as reported usage.
+      if (this.#reported) {
+        out.push({ type: "usage", usage: { webSearchRequests: searchesOf(this.#searches, true) } });
+      }
+    }
   }
 
   #toolFragment(tc: ToolCallDelta, pos: number, out: IREvent[]): void {

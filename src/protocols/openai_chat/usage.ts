@@ -36,6 +36,7 @@ export function fromChatUsage(raw: JsonObject): Partial<IRUsage> {
   set("cachedInputTokens", u.prompt_tokens_details?.cached_tokens ?? u.prompt_cache_hit_tokens);
   set("cacheWriteTokens", u.prompt_tokens_details?.cache_write_tokens ?? u.cache_write_tokens);
   set("reasoningTokens", u.completion_tokens_details?.reasoning_tokens);
+  set("webSearchRequests", u.server_tool_use?.web_search_requests);
   return out;
 }
 

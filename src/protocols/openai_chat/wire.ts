@@ -17,7 +17,10 @@ const lenientText = z.union([z.string(), z.number().transform(String)]).optional
 /** A usage counter: another type counts as not reported (usage_test.ts pins it). */
 const count = z.number().optional().catch(undefined);
 
-/** `CompletionUsage` (protocols §3.7) with the DeepSeek cache fields (protocols §3.9); read by usage.ts. */
+/**
+ * `CompletionUsage` (protocols §3.7) with the DeepSeek cache fields (protocols §3.9) and the provider's count
+ * of web searches (`server_tool_use.web_search_requests`, theta: spec §8.1); read by usage.ts.
+ */
 export const Usage = z.looseObject({
   prompt_tokens: count,
   completion_tokens: count,
@@ -26,7 +29,11 @@ export const Usage = z.looseObject({
   prompt_tokens_details: z.looseObject({ cached_tokens: count, cache_write_tokens: count }).optional()
     .catch(undefined),
   completion_tokens_details: z.looseObject({ reasoning_tokens: count }).optional().catch(undefined),
+  server_tool_use: z.looseObject({ web_search_requests: count }).optional().catch(undefined),
 });
+
+/** `annotations` of a message or delta (url_citation.ts reads them): another type counts as none. */
+const annotations = z.array(z.unknown()).optional().catch(undefined);
 
 /** An in-band `{"error": …}` body (protocols §3.8): it ends the stream whatever its shape, so read leniently. */
 export const ErrorBody = z.looseObject({
@@ -57,6 +64,7 @@ export const ChunkChoice = z.looseObject({
     reasoning: optText,
     refusal: optText,
     tool_calls: z.array(ToolCallDelta).nullish(),
+    annotations,
   }).nullish(),
   finish_reason: optText,
 });
@@ -100,6 +108,7 @@ function readChoice(c: JsonObject): ChunkChoice {
     reasoning: text(d.reasoning, "delta.reasoning"),
     refusal: text(d.refusal, "delta.refusal"),
   };
+  if (Array.isArray(d.annotations)) delta.annotations = d.annotations;
   const calls = d.tool_calls;
   if (calls !== undefined && calls !== null) {
     if (!Array.isArray(calls)) throw bad("delta.tool_calls");
@@ -140,6 +149,7 @@ export const CompletionChoice = z.looseObject({
     reasoning: optText,
     refusal: optText,
     tool_calls: z.array(z.unknown()).nullish(),
+    annotations,
   }),
 });
 /** A tool call of a completion; `arguments` is kept as sent (a non-string is re-serialised). */

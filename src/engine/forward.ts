@@ -32,6 +32,7 @@ export async function forward(x: Exchange): Promise<Response> {
       outputBudget: x.outputBudget,
       signal: x.ctx.req.signal,
       now: x.app.now,
+      queued: (ms) => x.app.metrics.thetaQueueWait.observe(ms / 1000),
     });
   } catch (err) {
     settleFailed(x.reservation, x.ctx.req.signal.aborted);

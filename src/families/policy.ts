@@ -103,6 +103,8 @@ export interface DispatchRequest {
   /** The client's request signal: a queued request whose client leaves quits the queue. */
   signal: AbortSignal;
   now(): number;
+  /** The request waited `ms` for its upstream account (the queue-wait metric). */
+  queued(ms: number): void;
 }
 
 /** The family's upstream: its native protocol and the configuration variables naming it. */

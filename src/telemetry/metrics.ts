@@ -105,7 +105,7 @@ export class GatewayMetrics {
     "Requests that called the upstream and ended with an error (HTTP or stream error frame), by code.",
     ["family", "code"],
   );
-  /** Observed by theta's account queue (spec §4.7) once it exists; empty until then. */
+  /** Observed for every theta request granted an account (spec §4.7, src/families/theta/dispatch.ts). */
   readonly thetaQueueWait = this.registry.histogram(
     "gateway_theta_queue_wait_seconds",
     "Time a theta request waited for an upstream account.",

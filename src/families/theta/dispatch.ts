@@ -50,6 +50,7 @@ export async function thetaDispatch(target: UpstreamTarget, req: DispatchRequest
     session: sessionOf(req.headers, req.body, req.keyId),
     signal: req.signal,
   });
+  req.queued(grant.waitedMs);
   const needs: RequestNeeds = {
     images: req.ir.messages.some((m) => m.parts.some((p) => p.type === "image")),
     inputTokens: req.inputTokens,

@@ -31,7 +31,7 @@ export const ConfigSchema = z.object({
    * The durability window of settlements (README "The hot path and its durability promise"): what a kill -9
    * may lose. `/readyz` fails ("settlements") while a change has waited longer than this to be durable.
    */
-  SETTLE_DURABILITY_MS: ms(100),
+  SETTLE_DURABILITY_MS: ms(250),
   /** Serving processes on one port (reusePort); more than one needs a shared store (README "Several processes"). */
   WORKERS: z.coerce.number().int().min(1).max(64).default(1),
   DATA_DIR: z.string().min(1).default("./data"),

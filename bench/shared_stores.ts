@@ -321,7 +321,8 @@ function render(runs: Run[], db: Database, o: SharedOptions): string {
       new Date().toISOString()
     }; ${navigator.hardwareConcurrency} CPUs, shared by the load generator, ` +
     "the simulator, the gateway process(es) and Postgres",
-    `- Postgres: ${db.facts}; from ${db.from}`,
+    `- Postgres: ${db.facts}; from ${db.from} (\`. .ci/postgres.sh && PG_DURABLE=1 pg_start\` starts a local ` +
+    "one with fsync and synchronous_commit on, as a production server; without PG_DURABLE=1 both are off)",
     `- Load: non-streaming chat (\`k3\`) on one key with 100,000 USD, billing on, ${CONCURRENCY} closed-loop ` +
     `fetch connections, ${o.warmup} s warm-up then ${o.seconds} s measured per row; \`main.ts\` subprocesses in ` +
     "front of the simulator subprocess; the KV file row is the default store (one process, its own ledger), the " +

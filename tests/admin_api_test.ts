@@ -47,6 +47,7 @@ Deno.test("admin create: 201 with the full key only in the create response, GET 
     assert.equal(c.membership, "private");
     assert.equal(c.state, "active");
     assert.equal(c.theta_paused, false);
+    assert.deepEqual(c.theta, { paused: false, hourly_requests: null, daily_requests: null });
     assert.equal(c.balance_usd, "2.50");
     assert.equal(c.credited_usd, "2.50");
     assert.equal(c.spent_usd, "0.00");
@@ -151,6 +152,19 @@ Deno.test("admin actions: topup, revoke, expire, suspend, theta, membership, cap
 
     assert.equal((await act("theta", { paused: true })).theta_paused, true);
     assert.equal((await act("theta", { paused: false })).theta_paused, false);
+    // Every field optional: an absent one keeps its value, null removes a limit.
+    v = await act("theta", { paused: true, hourly_requests: 5, daily_requests: 0 });
+    assert.deepEqual([v.theta_paused, v.theta], [true, {
+      paused: true,
+      hourly_requests: 5,
+      daily_requests: 0,
+    }]);
+    v = await act("theta", { daily_requests: 40 });
+    assert.deepEqual(v.theta, { paused: true, hourly_requests: 5, daily_requests: 40 });
+    v = await act("theta", { paused: false, hourly_requests: null });
+    assert.deepEqual(v.theta, { paused: false, hourly_requests: null, daily_requests: 40 });
+    assert.deepEqual((await act("theta", {})).theta, v.theta);
+    assert.deepEqual((await t.admin("GET", `/admin/keys/${id}`)).json.theta, v.theta);
 
     assert.equal((await act("membership", { membership: "private" })).membership, "private");
     assert.equal((await act("membership", { membership: null })).membership, null);
@@ -222,6 +236,11 @@ Deno.test("admin bad bodies: 400 invalid_request with param, state untouched", a
       ["POST", `/admin/keys/${id}/expire`, {}, "at"],
       ["POST", `/admin/keys/${id}/suspend`, { until: "tomorrow-ish" }, "until"],
       ["POST", `/admin/keys/${id}/theta`, { paused: "yes" }, "paused"],
+      ["POST", `/admin/keys/${id}/theta`, { paused: null }, "paused"],
+      ["POST", `/admin/keys/${id}/theta`, { hourly_requests: -1 }, "hourly_requests"],
+      ["POST", `/admin/keys/${id}/theta`, { hourly_requests: 2.5 }, "hourly_requests"],
+      ["POST", `/admin/keys/${id}/theta`, { daily_requests: "10" }, "daily_requests"],
+      ["POST", `/admin/keys/${id}/theta`, { daily_requests: 1_000_000_001 }, "daily_requests"],
       ["POST", `/admin/keys/${id}/membership`, { membership: "public" }, "membership"],
       ["POST", `/admin/keys/${id}/membership`, {}, "membership"],
       ["POST", `/admin/keys/${id}/caps`, { hourly_spend_usd: "x" }, "hourly_spend_usd"],
@@ -242,6 +261,7 @@ Deno.test("admin bad bodies: 400 invalid_request with param, state untouched", a
         ["/admin/keys", { balance_usd: "1.00", bogus: 1 }],
         [`/admin/keys/${id}/topup`, { amount_usd: "1.00", extra: true }],
         [`/admin/keys/${id}/caps`, { weekly_spend_usd: "1.00" }],
+        [`/admin/keys/${id}/theta`, { weekly_requests: 1 }],
       ] as const
     ) {
       const r = await t.admin("POST", path, body);

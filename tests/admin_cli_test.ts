@@ -87,6 +87,11 @@ Deno.test("admin CLI, remote mode: create, use, topup, show, revoke through the 
     const future = "2031-02-03T04:05:06.000Z";
     assert.equal(ok(await cli(env, "key", "expire", id, future)).json.expires_at, future);
     assert.equal(ok(await cli(env, "key", "theta", id, "paused")).json.theta_paused, true);
+    assert.deepEqual(ok(await cli(env, "key", "theta", id, "--hourly-requests", "3")).json.theta, {
+      paused: true,
+      hourly_requests: 3,
+      daily_requests: null,
+    });
     assert.equal(ok(await cli(env, "key", "membership", id, "private")).json.membership, "private");
     const caps = ok(await cli(env, "key", "caps", id, "--daily-spend", "0.000000000001"));
     assert.equal(caps.json.caps.daily_spend_usd, "0.000000000001");
@@ -149,13 +154,16 @@ Deno.test("admin CLI, direct mode: round-trips exact decimals through the KV sto
         "7",
       ),
     );
-    ok(await cli(env, "key", "theta", id, "paused"));
+    ok(await cli(env, "key", "theta", id, "paused", "--hourly-requests", "5", "--daily-requests=40"));
     ok(await cli(env, "key", "membership", id, "none"));
     let shown = ok(await cli(env, "key", "show", id)).json;
     assert.equal(shown.balance_usd, "10.000000000002");
     assert.equal(shown.credited_usd, "10.000000000002");
     assert.equal(shown.spent_usd, "0.00");
     assert.equal(shown.theta_paused, true);
+    assert.deepEqual(shown.theta, { paused: true, hourly_requests: 5, daily_requests: 40 });
+    const resumed = ok(await cli(env, "key", "theta", id, "resumed", "--daily-requests", "none")).json;
+    assert.deepEqual(resumed.theta, { paused: false, hourly_requests: 5, daily_requests: null });
     assert.equal(shown.membership, null);
     assert.deepEqual(shown.caps, {
       hourly_spend_usd: "0.000000000001",
@@ -296,6 +304,11 @@ Deno.test("admin CLI: bad usage exits 2, a failed operation exits 1, both with a
       ["key", "topup", "key_x"],
       ["key", "topup", "key_x", "1.00", "extra"],
       ["key", "theta", "key_x", "maybe"],
+      ["key", "theta", "key_x"],
+      ["key", "theta", "key_x", "paused", "extra"],
+      ["key", "theta", "key_x", "--hourly-requests", "-1"],
+      ["key", "theta", "key_x", "--daily-requests", "2.5"],
+      ["key", "theta", "key_x", "--weekly-requests", "1"],
       ["key", "membership", "key_x", "public"],
       ["key", "caps", "key_x"],
       ["key", "caps", "key_x", "--weekly-spend", "1"],

@@ -27,7 +27,9 @@ export const USAGE = `Usage: deno task admin <command>
   key revoke <id>                        revoke a key for good
   key expire <id> <iso-time>             set the expiry time, e.g. 2030-01-01T00:00:00Z
   key suspend <id> <iso-time>|none       suspend the key until the given time; "none" lifts a suspension
-  key theta <id> paused|resumed          pause or resume the theta family for the key
+  key theta <id> [paused|resumed] [--hourly-requests N|none] [--daily-requests N|none]
+                                         pause or resume the theta family for the key, and set its
+                                         own theta request limits per UTC hour and day ("none": no limit)
   key membership <id> private|none       set or clear the membership
   key caps <id> [--hourly-spend X|none] [--daily-spend X|none] [--hourly-reserve X|none] [--daily-reserve X|none]
                                          set caps in USD; "none" removes a cap
@@ -42,6 +44,8 @@ Mode: with GATEWAY_URL and ADMIN_TOKEN set, the CLI calls the running gateway's 
 Otherwise it opens the configured store directly: the KV file under DATA_DIR is refused while a
 gateway runs on it (the gateway is its single writer); a shared store (DATABASE_URL=postgres://…
 or kv:…) is used beside the running gateways.`;
+
+const THETA_FLAGS = { "hourly-requests": "hourly_requests", "daily-requests": "daily_requests" } as const;
 
 const CAP_FLAGS = {
   "hourly-spend": "hourly_spend_usd",
@@ -124,6 +128,28 @@ export function parseArgs(argv: string[]): Command {
     return { kind: "action", id: id!, action: "caps", body };
   }
 
+  if (sub === "theta") {
+    const { flags, positional } = splitFlags(rest, Object.keys(THETA_FLAGS));
+    if (positional.length < 1 || positional.length > 2) {
+      throw new UsageError(`key theta expects <id> [paused|resumed], got ${positional.length} argument(s)`);
+    }
+    const [id, state] = positional;
+    if (state === undefined && flags.size === 0) {
+      throw new UsageError("key theta: give paused|resumed, --hourly-requests or --daily-requests");
+    }
+    const body: Record<string, unknown> = {};
+    if (state !== undefined) body.paused = oneOf("theta state", state, { paused: true, resumed: false });
+    for (const [flag, field] of Object.entries(THETA_FLAGS)) {
+      const v = flags.get(flag);
+      if (v === undefined) continue;
+      if (v !== "none" && !/^\d{1,10}$/.test(v)) {
+        throw new UsageError(`--${flag} must be a whole number of requests or none, got "${v}"`);
+      }
+      body[field] = v === "none" ? null : Number(v);
+    }
+    return { kind: "action", id: id!, action: "theta", body };
+  }
+
   const { positional } = splitFlags(rest, []);
   switch (sub) {
     case "show":
@@ -141,11 +167,6 @@ export function parseArgs(argv: string[]): Command {
     case "suspend": {
       const [id, until] = expectArgs(sub, positional, ["id", "iso-time|none"]);
       return { kind: "action", id: id!, action: "suspend", body: { until: until === "none" ? null : until } };
-    }
-    case "theta": {
-      const [id, state] = expectArgs(sub, positional, ["id", "paused|resumed"]);
-      const paused = oneOf("theta state", state!, { paused: true, resumed: false });
-      return { kind: "action", id: id!, action: "theta", body: { paused } };
     }
     case "membership": {
       const [id, m] = expectArgs(sub, positional, ["id", "private|none"]);

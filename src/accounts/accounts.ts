@@ -139,6 +139,8 @@ export class Accounts {
       expiresAt: null,
       suspendedUntil: null,
       thetaPaused: false,
+      thetaHourlyRequests: null,
+      thetaDailyRequests: null,
       membership: opts.membership ?? null,
       balance: opts.balance,
       credited: opts.balance,

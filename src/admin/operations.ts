@@ -11,6 +11,8 @@ import type { KeyRecord } from "../store/types.ts";
 const usd = z.string().regex(/^\d{1,15}(\.\d{1,12})?$/, 'decimal USD string, e.g. "10.00"');
 const isoTime = z.string().refine((s) => !Number.isNaN(Date.parse(s)), "ISO 8601 timestamp");
 const membership = z.enum(["private"]).nullable();
+/** A theta request limit per window (spec §7.6): 0 admits none; null removes the limit. */
+const requestLimit = z.number().int().min(0).max(1_000_000_000).nullable();
 
 export const schemas = {
   create: z.object({
@@ -23,7 +25,9 @@ export const schemas = {
   expire: z.object({ at: isoTime }).strict(),
   /** `until: null` lifts a suspension, the operator's or the automatic rule's. */
   suspend: z.object({ until: isoTime.nullable() }).strict(),
-  theta: z.object({ paused: z.boolean() }).strict(),
+  /** Every field optional; an absent one keeps its value. */
+  theta: z.object({ paused: z.boolean(), hourly_requests: requestLimit, daily_requests: requestLimit })
+    .partial().strict(),
   membership: z.object({ membership }).strict(),
   caps: z.object({
     hourly_spend_usd: usd.nullable(),
@@ -67,7 +71,13 @@ export async function keyView(accounts: Accounts, acc: Account, now: number) {
     hint: r.hint,
     state: keyState(r, now),
     membership: r.membership,
+    // Kept beside `theta` for clients of the earlier view.
     theta_paused: r.thetaPaused,
+    theta: {
+      paused: r.thetaPaused,
+      hourly_requests: r.thetaHourlyRequests,
+      daily_requests: r.thetaDailyRequests,
+    },
     // Shared store: credit sitting unspent in a lease is balance (credited = balance + held + spent).
     balance_usd: formatUsd(leased === undefined ? accounts.available(acc) : r.balance - acc.held),
     held_usd: formatUsd(acc.held),
@@ -125,9 +135,11 @@ export async function applyKeyAction(
       break;
     }
     case "theta": {
-      const paused = parseBody(schemas.theta, body).paused;
+      const t = parseBody(schemas.theta, body);
       change = (r) => {
-        r.thetaPaused = paused;
+        r.thetaPaused = t.paused ?? r.thetaPaused;
+        if (t.hourly_requests !== undefined) r.thetaHourlyRequests = t.hourly_requests;
+        if (t.daily_requests !== undefined) r.thetaDailyRequests = t.daily_requests;
       };
       break;
     }

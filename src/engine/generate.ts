@@ -107,6 +107,7 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
       store: app.store,
       config: app.config,
       keyId: account.rec.id,
+      key: account.rec,
       requestId: ctx.requestId,
       ir,
       now: app.now,

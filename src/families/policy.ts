@@ -18,7 +18,7 @@ import type { IRRequest } from "../ir/request.ts";
 import type { IRResponse } from "../ir/response.ts";
 import type { ProtocolName } from "../protocols/codec.ts";
 import type { Store } from "../store/store.ts";
-import type { UsageRow } from "../store/types.ts";
+import type { KeyRecord, UsageRow } from "../store/types.ts";
 import type { UpstreamTarget } from "../upstream/targets.ts";
 
 /** The family's error codes (spec §7.3–spec §7.6) for what every family can meet. */
@@ -123,6 +123,8 @@ export interface RequestAdmission {
   config: Config;
   /** The key's (account's) id. */
   keyId: string;
+  /** The key's record as this process knows it (theta's request limits). */
+  key: KeyRecord;
   requestId: string;
   ir: IRRequest;
   now(): number;

@@ -72,7 +72,19 @@ export function isLegacy(value: KeyMeta | KeyRecord): value is KeyRecord {
 export function compose(meta: KeyMeta, money: { spent: bigint; credited: bigint } | undefined): KeyRecord {
   const credited = money?.credited ?? 0n;
   const spent = money?.spent ?? 0n;
-  return { ...meta, balance: credited - spent, credited, spent };
+  return { ...withNewFields(meta), balance: credited - spent, credited, spent };
+}
+
+/**
+ * A record stored before a field existed, with the field's default: a KV value is the whole object as it
+ * was written (the theta request limits, absent before them: null, no limit).
+ */
+export function withNewFields<T extends KeyMeta>(meta: T): T {
+  return {
+    ...meta,
+    thetaHourlyRequests: meta.thetaHourlyRequests ?? null,
+    thetaDailyRequests: meta.thetaDailyRequests ?? null,
+  };
 }
 
 /** The counters a legacy record migrates to: its balance and spend kept exactly (credited = balance + spent,

@@ -28,6 +28,7 @@ import {
   metaOf,
   moneyKeys,
   moneyMutations,
+  withNewFields,
 } from "./kv_money.ts";
 import { kvKeys } from "./kv_keys.ts";
 import { bookAfterRenew, bookAfterSettle, bookAfterTake, type LeaseBook, leaseViewOf } from "./kv_leases.ts";
@@ -97,7 +98,8 @@ export class KvStore implements Store {
       kvKeys.key(id),
       ...moneyKeys(id),
     ]);
-    if (meta.value === null || isLegacy(meta.value)) return meta.value;
+    if (meta.value === null) return null;
+    if (isLegacy(meta.value)) return withNewFields(meta.value);
     return compose(meta.value, sumLimbs(id, limbs as Deno.KvEntryMaybe<Deno.KvU64>[]));
   }
 

@@ -164,6 +164,16 @@ ALTER TABLE usage_rows ADD COLUMN served_model text;
 ALTER TABLE usage_checkpoints ADD COLUMN served_model text;
 `,
   },
+  {
+    version: 5,
+    name: "keys: theta request limits",
+    sql: `
+-- The key's own theta requests per UTC hour and day (spec §7.6); null: no limit.
+ALTER TABLE keys
+  ADD COLUMN theta_hourly_requests integer,
+  ADD COLUMN theta_daily_requests integer;
+`,
+  },
 ];
 
 /**

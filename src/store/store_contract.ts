@@ -105,6 +105,8 @@ export function storeContract(backend: StoreBackend): void {
       expiresAt: 1_800_000_000_000,
       suspendedUntil: 1_750_000_000_000,
       thetaPaused: true,
+      thetaHourlyRequests: 7,
+      thetaDailyRequests: 0,
       membership: "private",
       balance: huge,
       credited: huge,
@@ -133,11 +135,12 @@ export function storeContract(backend: StoreBackend): void {
     const rec = keyRec("key_a", 100n);
     await store.createKey(rec);
     await store.commit({ money: [{ keyId: "key_a", spent: 30n, credited: 5n }], usage: [] });
-    await store.updateKey({ ...rec, revoked: true, name: "renamed" });
+    await store.updateKey({ ...rec, revoked: true, name: "renamed", thetaHourlyRequests: 3 });
     assert.deepEqual(await store.getKey("key_a"), {
       ...rec,
       revoked: true,
       name: "renamed",
+      thetaHourlyRequests: 3,
       balance: 75n,
       credited: 105n,
       spent: 30n,

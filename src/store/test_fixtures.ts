@@ -12,6 +12,8 @@ export function keyRecord(id: string, over: Partial<KeyRecord> = {}): KeyRecord 
     expiresAt: null,
     suspendedUntil: null,
     thetaPaused: false,
+    thetaHourlyRequests: null,
+    thetaDailyRequests: null,
     membership: null,
     balance: 0n,
     credited: 0n,

@@ -20,6 +20,12 @@ export interface KeyRecord {
   expiresAt: number | null;
   suspendedUntil: number | null;
   thetaPaused: boolean;
+  /**
+   * The key's own theta request limits per UTC hour and day (spec §7.6 customer_hour_limit /
+   * customer_day_limit); null = no limit. Records stored before they existed read as null.
+   */
+  thetaHourlyRequests: number | null;
+  thetaDailyRequests: number | null;
   membership: "private" | null;
   /** Settled credit: initial + top-ups − settled spend. Open holds live in the ledger, not here.
    *  Never stored: the store keeps `credited` and `spent` as counters and derives it. */

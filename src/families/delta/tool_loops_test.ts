@@ -8,6 +8,7 @@ import { GatewayError } from "../../errors/gateway_error.ts";
 import type { IRMessage, IRRequest } from "../../ir/request.ts";
 import { KvStore } from "../../store/kv_store.ts";
 import type { Store, ToolLoopChange } from "../../store/store.ts";
+import { keyRecord } from "../../store/test_fixtures.ts";
 import type { AnswerSummary, RequestSession } from "../policy.ts";
 import { admitToolLoops, loopChange, type LoopSettings } from "./tool_loops.ts";
 
@@ -55,6 +56,7 @@ async function fixture(settings = SETTINGS) {
       store: store as Store,
       config: {} as never,
       keyId,
+      key: keyRecord(keyId),
       requestId: `req_${++n}`,
       ir,
       now: () => clock.now,
@@ -188,7 +190,14 @@ Deno.test("tool loops: a request without tools and tool results takes no store r
   const counting = new Proxy(store, {
     get: (t, p) => p === "listToolLoops" ? (reads++, t.listToolLoops.bind(t)) : Reflect.get(t, p, t),
   });
-  const a = { store: counting, config: {} as never, keyId: "k1", requestId: "r", now: () => f.clock.now };
+  const a = {
+    store: counting,
+    config: {} as never,
+    keyId: "k1",
+    key: keyRecord("k1"),
+    requestId: "r",
+    now: () => f.clock.now,
+  };
   assert.equal(await admitToolLoops({ ...a, ir: request({ tools: false }) }, SETTINGS), undefined);
   assert.equal(reads, 0);
   // Without tools but with results for an open loop: a continuation, whose answer closes it.
@@ -210,7 +219,15 @@ Deno.test("tool loops: the next request waits for the previous answer's write", 
   });
   try {
     const admit = (ir: IRRequest, requestId: string) =>
-      admitToolLoops({ store: slow, config: {} as never, keyId: "k1", requestId, ir, now: () => 1 }, {
+      admitToolLoops({
+        store: slow,
+        config: {} as never,
+        keyId: "k1",
+        key: keyRecord("k1"),
+        requestId,
+        ir,
+        now: () => 1,
+      }, {
         maxOpen: 1,
         ttlMs: 60_000,
       });

@@ -6,6 +6,7 @@ import { GatewayError } from "../../errors/gateway_error.ts";
 import { COMMON_CAP_CODES, plainPolicy } from "../policy.ts";
 import { refuseImages } from "./image_rule.ts";
 import { thetaDispatch } from "./dispatch.ts";
+import { admitThetaRequest } from "./request_limits.ts";
 
 export const thetaPolicy = plainPolicy({
   protocol: "openai_chat",
@@ -30,6 +31,8 @@ export const thetaPolicy = plainPolicy({
     refuseImages(model, surface, body);
     return body;
   },
+  // The key's own hourly and daily theta request limits (spec §7.6), counted before the hold.
+  admitRequest: admitThetaRequest,
   // spec §4.7: theta searches when the model decides; there is no parameter to enable it, so an offered
   // hosted web_search tool (Codex sends one by default) is dropped.
   request(_model, ir) {

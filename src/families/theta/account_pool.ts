@@ -1,9 +1,9 @@
 /**
  * The theta account queue of one process over the shared pool document (pool_state.ts, spec §4.7): a request
  * takes a ticket, waits — without polling in a loop: woken by the store's change signal (KV watch, Postgres
- * LISTEN/NOTIFY) or by this process's own changes — until its account is granted, for at most
- * `queueTimeoutMs`, and gives the account back when it settles. A waiter whose client leaves quits the queue
- * at once. While this process has waiters or holdings it renews them every `ttlMs / 3`, so those of a killed
+ * LISTEN/NOTIFY), by this process's own changes, or when an idle binding ends — until its account is
+ * granted, for at most `queueTimeoutMs`, and gives the account back when it settles. A waiter whose client
+ * leaves quits the queue at once. While this process has waiters or holdings it renews them every `ttlMs / 3`, so those of a killed
  * process come back by themselves within `ttlMs`.
  */
 import { GatewayError } from "../../errors/gateway_error.ts";
@@ -11,6 +11,7 @@ import type { Store } from "../../store/store.ts";
 import {
   enqueue,
   leave,
+  nextTimedChange,
   normalize,
   type PoolConfig,
   type PoolDoc,
@@ -21,7 +22,8 @@ import {
   ticketState,
 } from "./pool_state.ts";
 
-/** Waiters also look again this often, in case a change signal was missed (not a busy loop: one read). */
+/** Waiters also look again this often, in case a change signal was missed (not a busy loop: one read); and
+ *  when the pool changes by time alone (nextTimedChange), which no store write signals. */
 const RECHECK_MS = 1_000;
 
 export interface PoolRequest {
@@ -64,16 +66,22 @@ export class AccountPool {
     const deadline = started + this.queueTimeoutMs;
     this.#enter();
     try {
-      let state = await this.#update((doc, now) =>
-        enqueue(doc, { ...req, holder: this.holder }, now, this.cfg)
-      );
+      // With the ticket's state, when the pool next changes by time alone (an idle binding ends, say).
+      let { state, at } = await this.#update((doc, now) => ({
+        state: enqueue(doc, { ...req, holder: this.holder }, now, this.cfg),
+        at: nextTimedChange(doc, now, this.cfg.idleMs),
+      }));
       let seen = state; // the last queue this waiter saw, for the answer if it times out
       while (state.kind === "waiting") {
         seen = state;
-        const left = deadline - this.now();
+        const now = this.now();
+        const left = deadline - now;
         if (left <= 0 || req.signal.aborted) break;
-        await this.#nextChange(Math.min(left, RECHECK_MS), req.signal);
-        state = await this.#update((doc, now) => (schedule(doc, now, this.cfg), ticketState(doc, req.id)));
+        await this.#nextChange(Math.min(left, RECHECK_MS, (at ?? Infinity) - now), req.signal);
+        ({ state, at } = await this.#update((doc, now) => {
+          schedule(doc, now, this.cfg);
+          return { state: ticketState(doc, req.id), at: nextTimedChange(doc, now, this.cfg.idleMs) };
+        }));
       }
       if (state.kind === "waiting") {
         state = await this.#update((doc, now) => leave(doc, req.id, now, this.cfg));

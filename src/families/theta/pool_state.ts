@@ -83,7 +83,10 @@ export function normalize(stored: unknown, now: number, cfg: PoolConfig): PoolDo
   doc.accounts.length = cfg.accounts;
   for (const a of doc.accounts) {
     if (a.busy && a.busy.expiresAt <= now) {
-      a.busy = null; // its process died: the account comes back
+      // Its process died: the account comes back to every key, not only (after the idle time) to this one.
+      a.busy = null;
+      a.keyId = null;
+      a.session = null;
       a.releasedAt = now;
     }
     for (const [model, until] of Object.entries(a.exhausted)) if (until <= now) delete a.exhausted[model];
@@ -124,6 +127,21 @@ export function schedule(doc: PoolDoc, now: number, cfg: PoolConfig): void {
     a.busy = { ticket: t.id, holder: t.holder, expiresAt: now + cfg.ttlMs };
   }
   doc.queue = waiting;
+}
+
+/**
+ * The next moment after `now` at which the pool changes by time alone — an idle binding ends, a holding or a
+ * ticket expires — or undefined. No store write signals these, so a waiter looks again then (account_pool.ts).
+ */
+export function nextTimedChange(doc: PoolDoc, now: number, idleMs: number): number | undefined {
+  const times = [
+    ...doc.accounts.map((a) =>
+      a.busy ? a.busy.expiresAt : a.keyId === null ? Infinity : a.releasedAt + idleMs
+    ),
+    ...doc.queue.map((t) => t.expiresAt),
+  ];
+  const next = Math.min(...times.filter((at) => at > now));
+  return Number.isFinite(next) ? next : undefined;
 }
 
 /** Where the ticket stands in `doc`. */

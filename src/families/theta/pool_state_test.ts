@@ -3,6 +3,7 @@ import {
   enqueue,
   isBound,
   leave,
+  nextTimedChange,
   normalize,
   type PoolConfig,
   type PoolDoc,
@@ -49,6 +50,24 @@ Deno.test("theta pool: a bound account stays its key's while idle, then any key 
   assert.equal(doc.accounts[0]!.keyId, "k2");
 });
 
+Deno.test("theta pool: the next change by time alone — an idle binding's end, a holding's or a ticket's expiry", () => {
+  const cfg1 = { ...CFG, accounts: 1 };
+  const doc = fresh(cfg1);
+  assert.equal(nextTimedChange(doc, T0, CFG.idleMs), undefined, "nothing bound, nothing held");
+  enqueue(doc, { id: "r1", keyId: "k1", session: "a", holder: "h1" }, T0, cfg1);
+  enqueue(doc, { id: "r2", keyId: "k2", session: "b", holder: "h1" }, T0 + 100, cfg1);
+  assert.equal(nextTimedChange(doc, T0 + 100, CFG.idleMs), T0 + 500, "r1's holding expires unless renewed");
+  release(doc, 0, "r1", T0 + 200, cfg1);
+  renew(doc, "h1", T0 + 300, cfg1);
+  // r2 waits for k1's idle binding to end at T0 + 1_200; its own ticket expires at T0 + 800 unless renewed.
+  assert.equal(nextTimedChange(doc, T0 + 300, CFG.idleMs), T0 + 800);
+  renew(doc, "h1", T0 + 1_000, cfg1);
+  assert.equal(nextTimedChange(doc, T0 + 1_000, CFG.idleMs), T0 + 1_200);
+  renew(doc, "h1", T0 + 1_200, cfg1);
+  assert.deepEqual(ticketState(doc, "r2"), { kind: "granted", account: 0, exhausted: {} });
+  assert.equal(nextTimedChange(doc, T0 + 1_200, CFG.idleMs), T0 + 1_700, "r2's holding");
+});
+
 Deno.test("theta pool: a full queue refuses; leaving removes the ticket, or returns a grant that raced it", () => {
   const doc = fresh({ ...CFG, accounts: 1 });
   const cfg1 = { ...CFG, accounts: 1 };
@@ -76,6 +95,7 @@ Deno.test("theta pool: a dead process's holdings and tickets expire; a live one'
   renew(doc, "live", T0 + 400, CFG);
   doc = normalize(doc, T0 + 500, CFG);
   assert.equal(doc.accounts[0]!.busy, null, "the dead holding came back");
+  assert.equal(doc.accounts[0]!.keyId, null, "to every key, at once");
   assert.equal(doc.accounts[1]!.busy?.ticket, "live1");
   assert.deepEqual(doc.queue, [], "the dead ticket is gone");
   assert.equal(doc.accounts[0]!.releasedAt, T0 + 500);

@@ -59,6 +59,41 @@ export async function admin(url: string, method: string, path: string, body?: un
   return await r.json();
 }
 
+/** A gateway process and its base URL. */
+export interface GatewayProc {
+  url: string;
+  proc: Deno.ChildProcess;
+}
+
+/** A DATA_DIR for processes whose store is DATABASE_URL (shared: Postgres or kv:). */
+export const UNUSED_DATA_DIR = "(unused: DATABASE_URL is set)";
+
+/**
+ * One gateway process per env (each with its DATABASE_URL: a shared store) in front of the simulator at
+ * `simUrl`; all killed (SIGKILL) at the end.
+ */
+export async function withGatewayProcesses(
+  simUrl: string,
+  envs: Record<string, string>[],
+  fn: (gws: GatewayProc[]) => Promise<void>,
+): Promise<void> {
+  const gws = envs.map((env) => {
+    const port = freePort();
+    return { url: `http://127.0.0.1:${port}`, proc: spawnGateway(port, UNUSED_DATA_DIR, simUrl, env) };
+  });
+  try {
+    await Promise.all(gws.map((g) => waitReady(g.url)));
+    await fn(gws);
+  } finally {
+    for (const { proc } of gws) {
+      try {
+        proc.kill("SIGKILL");
+      } catch { /* already gone */ }
+      await proc.status;
+    }
+  }
+}
+
 /** The end of a process test: the gateway killed (if still running), the simulator closed, the data removed. */
 export async function tearDown(proc: Deno.ChildProcess, sim: { close(): Promise<void> }, dataDir: string) {
   try {

@@ -7,11 +7,20 @@
  */
 import assert from "node:assert/strict";
 import postgres from "postgres";
-import { type Simulator, startSimulator } from "../sim/server.ts";
+import { startSimulator } from "../sim/server.ts";
 import { HOUR } from "../src/accounts/windows.ts";
 import { formatUsd, parseUsd } from "../src/money/usd.ts";
 import { TEST_DATABASE_URL } from "../src/store/pg_test_schema.ts";
-import { admin, freePort, sleep, spawnGateway, waitReady } from "./gateway_process.ts";
+import {
+  admin,
+  freePort,
+  type GatewayProc,
+  sleep,
+  spawnGateway,
+  UNUSED_DATA_DIR,
+  waitReady,
+  withGatewayProcesses,
+} from "./gateway_process.ts";
 import { post } from "./harness.ts";
 import { pgGatewayTest } from "./pg_harness.ts";
 import { walkUsage } from "./usage_rows.ts";
@@ -20,36 +29,15 @@ const ROOT = new URL("..", import.meta.url).pathname;
 /** Idle leases return fast and key changes (caps) reach the other process fast, so the test waits little. */
 const IDLE_MS = 300;
 const SHARED = { LEASE_IDLE_MS: String(IDLE_MS), KEY_REFRESH_MS: "200" };
-const UNUSED_DATA_DIR = "(unused: DATABASE_URL is set)";
 
-interface Proc {
-  url: string;
-  proc: Deno.ChildProcess;
-}
-
-/** One gateway per env, in front of one simulator; all killed at the end. */
-async function withGateways(envs: Record<string, string>[], fn: (gws: Proc[]) => Promise<void>) {
+/** One gateway per env, in front of one simulator. */
+async function withGateways(envs: Record<string, string>[], fn: (gws: GatewayProc[]) => Promise<void>) {
   const sim = await startSimulator();
-  const gws = envs.map((env) => {
-    const port = freePort();
-    return { url: `http://127.0.0.1:${port}`, proc: spawnGateway(port, UNUSED_DATA_DIR, sim.url, env) };
-  });
   try {
-    await Promise.all(gws.map((g) => waitReady(g.url)));
-    await fn(gws);
+    await withGatewayProcesses(sim.url, envs, fn);
   } finally {
-    await killAll(gws.map((g) => g.proc), sim);
+    await sim.close();
   }
-}
-
-async function killAll(procs: Deno.ChildProcess[], sim: Simulator) {
-  for (const p of procs) {
-    try {
-      p.kill("SIGKILL");
-    } catch { /* already gone */ }
-    await p.status;
-  }
-  await sim.close();
 }
 
 /** A chat request whose reserve and charge are the same for every `n` (the prompt has a fixed length). */

@@ -102,10 +102,12 @@ export interface AccountCall {
 /**
  * Theta's upstream accounts in front of the simulator: records every call with its account (the bearer key)
  * and model, the most calls one account ever ran at once, and answers 429 (Retry-After: `retryAfter`) for the
- * account/model pairs in `refuse` (`"<key>|<model>"`, or `"*|<model>"` for every account).
+ * account/model pairs in `refuse` (`"<key>|<model>"`, or `"*|<model>"` for every account), recording those
+ * refusals (`"<key>|<model>"`, in order) apart from the calls.
  */
 export function accountUpstream(target: string, opts: { refuse?: Set<string>; retryAfter?: number } = {}) {
   const calls: AccountCall[] = [];
+  const refused: string[] = [];
   const running = new Map<string, number>();
   let maxConcurrent = 0;
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, async (req) => {
@@ -115,6 +117,7 @@ export function accountUpstream(target: string, opts: { refuse?: Set<string>; re
     const model = (JSON.parse(text) as { model?: string }).model ?? "";
     const marker = /\[\[id:([^\]]+)\]\]/.exec(text)?.[1];
     if (opts.refuse?.has(`${account}|${model}`) || opts.refuse?.has(`*|${model}`)) {
+      refused.push(`${account}|${model}`);
       return Response.json(
         { error: { message: "model limit exhausted", type: "rate_limit_error" } },
         { status: 429, headers: { "retry-after": String(opts.retryAfter ?? 60) } },
@@ -150,6 +153,7 @@ export function accountUpstream(target: string, opts: { refuse?: Set<string>; re
   return {
     url: `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}`,
     calls,
+    refused,
     get maxConcurrent() {
       return maxConcurrent;
     },

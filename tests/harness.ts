@@ -35,6 +35,9 @@ export async function startTestGateway(
     DELTA_UPSTREAM_KEY: "up-delta",
     THETA_UPSTREAM_URL: sim.url,
     THETA_UPSTREAM_KEYS: "up-theta-1,up-theta-2",
+    // Theta's two accounts are free for another key as soon as a request ends (the spec's 10 minutes would
+    // make the third key in a test wait): the queue's own tests (theta_queue_test.ts) set their idle release.
+    THETA_IDLE_RELEASE_MS: "1",
     LOG_LEVEL: "error", // one request line per request would bury the test output
     ...env,
   });

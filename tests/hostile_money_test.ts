@@ -258,9 +258,10 @@ Deno.test("money: the upstream headers timeout answers 504 upstream_timeout and 
       const res = await post(t.url + "/v1/chat/completions", k.key, {
         model,
         max_tokens: 10,
-        // Gamma/eta's non-streaming requests wait for their head up to the run limit instead
-        // (DELTA_RUN_TIMEOUT_MS, tests/delta_run_limits_test.ts); their streams keep the headers timeout.
-        ...(model === "gamma-2.5" ? { stream: true } : {}),
+        // Gamma/eta's and theta's non-streaming requests wait for their head up to the run limit instead
+        // (DELTA_RUN_TIMEOUT_MS, THETA_GENERATION_TIMEOUT_MS: tests/delta_run_limits_test.ts,
+        // tests/theta_queue_test.ts); their streams keep the headers timeout.
+        ...(model === "gamma-2.5" || model === "theta3.7-plus" ? { stream: true } : {}),
         messages: [{ role: "user", content: "hi [[sim:delay=2000]]" }],
       });
       const json = await res.json();

@@ -379,18 +379,21 @@ Deno.test("FIFO (KV): keys waiting for the one account are granted it in arrival
 // ---------------------------------------------------------------------------------------------------------
 // Waiting: queue_timeout, a waiter that leaves.
 
-/** Key `a` holds the only account with a slow request; resolves once the pool shows it busy. */
-async function holdAccount(t: TestGateway, key: string, ms: number): Promise<Promise<Sent>> {
-  const held = send(t.url, key, "chat", `занят [[sim:delay=${ms}]]`);
+/**
+ * Key `a` holds the only account with a slow request; resolves once the pool shows it busy, with the request's
+ * answer still to come (wrapped: an async function returning a promise would wait for it).
+ */
+async function holdAccount(t: TestGateway, key: string, ms: number): Promise<{ answer: Promise<Sent> }> {
+  const answer = send(t.url, key, "chat", `занят [[sim:delay=${ms}]]`);
   await within(2_000, "the account is held", async () => (await poolDoc(t))?.accounts[0]?.busy != null);
-  return held;
+  return { answer };
 }
 
 Deno.test("queue_timeout: past THETA_QUEUE_TIMEOUT_MS a JSON or stream request is a 429 with Retry-After 30, the queue it saw, the wait — free", () =>
   withGateway(async (t) => {
     const a = await t.newKey("1.00");
     const b = await t.newKey("1.00");
-    const held = await holdAccount(t, a.key, 2_500);
+    const { answer: held } = await holdAccount(t, a.key, 2_500);
     const cases: [Surface, boolean][] = [["chat", false], ["chat", true], ["messages", true], [
       "responses",
       true,
@@ -414,7 +417,7 @@ Deno.test("a waiter whose client disconnects leaves the queue at once, and nothi
   withGateway(async (t) => {
     const a = await t.newKey("1.00");
     const b = await t.newKey("1.00");
-    const held = await holdAccount(t, a.key, 1_500);
+    const { answer: held } = await holdAccount(t, a.key, 1_500);
     const ac = new AbortController();
     const waiting = send(t.url, b.key, "chat", "жду", { signal: ac.signal }).catch((err) => err);
     await within(2_000, "B queued", async () => {

@@ -39,6 +39,7 @@ async function takeOnce(
   const [key] = await tx.unsafe(
     `SELECT credited, spent, ${WINDOW_COLUMNS} FROM keys WHERE id = $1 FOR UPDATE`,
     [keyId],
+    { prepare: true }, // one text, so prepared once per connection: no describe round trip per take
   );
   if (!key) throw new Error(`lease take on an unknown key: ${keyId}`);
   // Other holders' expired leases go; the holder's own stays a row that the upsert below overwrites, so a

@@ -10,7 +10,7 @@
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { Store } from "../store/store.ts";
 import type { LeaseDecision, LeaseView, UsageRow } from "../store/types.ts";
-import type { Account } from "./account.ts";
+import { type Account, addHold, settleHold } from "./account.ts";
 import { type CapCodes, checkCaps } from "./caps.ts";
 import { type CommitStats, GroupCommitter } from "./group_commit.ts";
 import type { HoldRequest, Ledger } from "./ledger.ts";
@@ -123,12 +123,8 @@ export class LeaseLedger implements Ledger {
   }
 
   #place(acc: Account, s: Slot, amount: bigint, now: number): void {
-    acc.held += amount;
+    addHold(acc, amount, now);
     s.touched = now;
-    const w = roll(acc.windows, now);
-    w.hourReserved += amount;
-    w.dayReserved += amount;
-    w.open += amount;
   }
 
   /** Takes what the hold misses, and a slice for the holds to come. Refuses when the store cannot cover it. */
@@ -198,16 +194,8 @@ export class LeaseLedger implements Ledger {
   settle(acc: Account, held: bigint, charge: bigint, row: UsageRow): void {
     this.#committer.settled(row.requestId);
     const s = this.#slot(acc);
-    acc.held -= held;
-    const w = roll(acc.windows, row.createdAt);
-    w.open -= held;
-    w.hourSpent += charge;
-    w.daySpent += charge;
-    acc.rec.balance -= charge;
-    acc.rec.spent += charge;
+    settleHold(acc, held, charge, row);
     s.touched = this.#now();
-    if (row.createdAt <= acc.lastRowAt) row.createdAt = acc.lastRowAt + 1;
-    acc.lastRowAt = row.createdAt;
     // A capped key's lease is its open holds: what the hold did not charge goes back now (its reserve was
     // counted by the take). Otherwise the rest stays in the lease for the next holds, and the reserve is
     // counted in the shared windows with the charge.

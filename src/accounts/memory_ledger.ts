@@ -7,7 +7,7 @@
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { Store } from "../store/store.ts";
 import type { UsageRow } from "../store/types.ts";
-import type { Account } from "./account.ts";
+import { type Account, addHold, settleHold } from "./account.ts";
 import { checkCaps } from "./caps.ts";
 import { type CommitStats, GroupCommitter } from "./group_commit.ts";
 import type { HoldRequest, Ledger } from "./ledger.ts";
@@ -50,28 +50,14 @@ export class MemoryLedger implements Ledger {
     const available = this.available(acc);
     if (available <= 0n) throw new GatewayError("insufficient_credit");
     if (available < amount) throw new GatewayError("request_reserve_exceeds_credit");
-    const w = roll(acc.windows, now);
-    checkCaps(acc.rec.caps, w, amount, capCodes, now);
-    acc.held += amount;
-    w.hourReserved += amount;
-    w.dayReserved += amount;
-    w.open += amount;
+    checkCaps(acc.rec.caps, roll(acc.windows, now), amount, capCodes, now);
+    addHold(acc, amount, now);
   }
 
   settle(acc: Account, held: bigint, charge: bigint, row: UsageRow): void {
     this.#open.delete(row.requestId);
     this.#committer.settled(row.requestId);
-    acc.held -= held;
-    const w = roll(acc.windows, row.createdAt);
-    w.open -= held;
-    w.hourSpent += charge;
-    w.daySpent += charge;
-    acc.rec.balance -= charge;
-    acc.rec.spent += charge;
-    // The report lists a key's rows newest first by createdAt: two settling in one millisecond are kept
-    // in settlement order by moving the later one a millisecond on.
-    if (row.createdAt <= acc.lastRowAt) row.createdAt = acc.lastRowAt + 1;
-    acc.lastRowAt = row.createdAt;
+    settleHold(acc, held, charge, row);
     if (charge > 0n) this.#committer.money(acc.rec.id, charge, 0n);
     this.#committer.usage(row);
   }

@@ -4,13 +4,15 @@
  * Env: BENCH_SECONDS (measured seconds per HTTP scenario, default 4), BENCH_WARMUP (default 1),
  * BENCH_STREAMS (open streams in the hold test, default 1000), BENCH_CPU_PROF=1 (V8 CPU profile of
  * the gateway subprocess into a temp dir, summarised in bench/RESULTS-profiled.md), BENCH_DATABASE_URL or else
- * TEST_DATABASE_URL (the Postgres of the shared-store section, bench/shared_stores.ts; skipped without one).
+ * TEST_DATABASE_URL (the Postgres of the theta queue section, bench/theta_queue.ts, and of the shared-store
+ * section, bench/shared_stores.ts; skipped without one).
  */
 import { envNum } from "./env.ts";
 import { benchEstimate } from "./estimate_bench.ts";
-import { sectionOf, SHARED_HEADING, SOAK_HEADING, withSection } from "./sections.ts";
+import { sectionOf, SHARED_HEADING, SOAK_HEADING, THETA_HEADING, withSection } from "./sections.ts";
 import { benchSharedStores, type SharedResult, sharedSection } from "./shared_stores.ts";
 import { benchSystemPrefix } from "./system_prefix_bench.ts";
+import { benchThetaQueue, thetaSection } from "./theta_queue.ts";
 import { benchFiles } from "./files_bench.ts";
 import { benchHotPath } from "./hot_path_bench.ts";
 import { benchCommitLag, benchLedger } from "./ledger_bench.ts";
@@ -132,6 +134,9 @@ log("group commit lag at 2,000 settlements/s on a KV file");
   });
 }
 
+log("theta account queue: AccountPool in-process on KV and Postgres");
+const theta = await benchThetaQueue({ log, command: commandLine(seconds) });
+
 // File extraction (issue 6): each case in a fresh subprocess, one at a time, before the HTTP load.
 const files = await benchFiles(log);
 rows.push(...files.rows);
@@ -202,11 +207,11 @@ if (maxOther > 0.2) {
       "(see the CPU table): the HTTP figures are pessimistic and vary from run to run.",
   );
 }
-// The last soak run's record stays, and the shared-store one when this run skipped it (bench/sections.ts).
+// The last soak run's record stays, and the Postgres ones when this run skipped them (bench/sections.ts).
 const previous = await Deno.readTextFile(`${ROOT}bench/RESULTS.md`).catch(() => "");
 const soak = sectionOf(previous, SOAK_HEADING);
 const withShared = withSection(
-  document(m, rows, notes, cpuTable(cpu)),
+  withSection(document(m, rows, notes, cpuTable(cpu)), THETA_HEADING, thetaSection(theta, previous)),
   SHARED_HEADING,
   sharedSection(shared, previous),
 );

@@ -1,7 +1,7 @@
 /**
- * `bench/RESULTS.md` holds the bench's own tables, its shared-store section (bench/shared_stores.ts, which can
- * run alone) and the last soak run (`deno task soak`): each script replaces only its own `## ` section, so no
- * run erases another's record.
+ * `bench/RESULTS.md` holds the bench's own tables, its theta queue and shared-store sections
+ * (bench/theta_queue.ts, bench/shared_stores.ts, each of which can run alone) and the last soak run
+ * (`deno task soak`): each script replaces only its own `## ` section, so no run erases another's record.
  */
 
 /** The `## heading` section of `doc` (heading line to the next `## ` or the end), or "" when absent. */
@@ -23,3 +23,5 @@ export function withSection(doc: string, heading: string, section: string): stri
 export const SOAK_HEADING = "Soak (`deno task soak`)";
 /** Written by bench/shared_stores.ts (the last part of `deno task bench`, or alone). */
 export const SHARED_HEADING = "Shared stores: KV file vs Postgres vs WORKERS=2 (issue 15)";
+/** Written by bench/theta_queue.ts (part of `deno task bench`, or alone). */
+export const THETA_HEADING = "Theta account queue: KV vs Postgres (issue 16)";

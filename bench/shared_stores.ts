@@ -137,8 +137,9 @@ export async function benchSharedStores(o: SharedOptions): Promise<SharedResult>
   return { section: render(runs, db, o) };
 }
 
-/** The database to use, or the note saying why there is none. */
-async function database(): Promise<Database | string> {
+/** The database to use (BENCH_DATABASE_URL, else TEST_DATABASE_URL), or the note saying why there is none;
+ *  also the theta queue's (bench/theta_queue.ts). */
+export async function database(): Promise<Database | string> {
   const from = Deno.env.get("BENCH_DATABASE_URL") ? "BENCH_DATABASE_URL" : "TEST_DATABASE_URL";
   const url = Deno.env.get(from);
   if (!url) {

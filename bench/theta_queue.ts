@@ -416,13 +416,14 @@ function render(runs: Runs, db: string, command: string, load: string): string {
     "signal (KV: a watch and a 100 ms versionstamp poll; Postgres: LISTEN), not awaited; a release is " +
     "one transaction, after which the free run waits (outside the timing) until the pool shows " +
     "nothing held.",
-    "- Every change to the pool (an enqueue, a release) wakes every waiter of the process that made " +
-    "it, and of the others through their change signal, and each reads the document again (on " +
-    "Postgres a transaction under the row's lock): 'pool transactions per grant' counts them, every " +
-    `process's, in the window. So the queue, not the accounts (${ACCOUNTS} accounts held ${HOLD_MS} ms ` +
-    `each could serve up to ${num(ACCOUNTS * 1000 / HOLD_MS)} grants/s), bounds grants/s here: the ` +
-    "bench process's event loop on KV in one process (CPU column), the row lock on Postgres (the " +
-    "waiters' reads queue behind it), the versionstamp poll on KV across processes.",
+    "- A change to the pool (an enqueue, a release) leaves its document as its process's view, and that " +
+    "process's waiters look at it without a read of their own; another process reads the pool once per " +
+    "change it hears of (its change signal), for all its waiters (src/families/theta/account_pool.ts). " +
+    "'Pool transactions per grant' counts every process's transactions in the window. What bounds " +
+    `grants/s here (${ACCOUNTS} accounts held ${HOLD_MS} ms each could serve up to ` +
+    `${num(ACCOUNTS * 1000 / HOLD_MS)} grants/s): the pool row's transactions, one at a time (Postgres: ` +
+    "under its lock; KV: check and set), the bench process's event loop on KV in one process (CPU " +
+    "column), and the versionstamp poll on KV across processes.",
     "- Hand-off: from the holder's release (before its transaction) to the next waiter's acquire " +
     "returning, on clock() = performance.timeOrigin + performance.now() of each one's process (the " +
     "same machine's clock).",

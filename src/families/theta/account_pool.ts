@@ -49,6 +49,9 @@ export interface AccountGrant {
 export class AccountPool {
   readonly #wake = new EventTarget();
   #active = 0;
+  /** The pool as this process last read or wrote it. */
+  #latest: PoolDoc | undefined;
+  #refreshing: Promise<void> | undefined;
   #stopWatch: (() => void) | undefined;
   #renewTimer: ReturnType<typeof setInterval> | undefined;
 
@@ -62,7 +65,8 @@ export class AccountPool {
 
   /** Waits for an account; rejects with queue_timeout when none came in time or the client left. */
   async acquire(req: PoolRequest): Promise<AccountGrant> {
-    const started = this.now();
+    // The wait is bounded in real time (a monotonic clock); the pool's own times are the injected wall clock.
+    const started = performance.now();
     const deadline = started + this.queueTimeoutMs;
     this.#enter();
     try {
@@ -75,19 +79,27 @@ export class AccountPool {
       while (state.kind === "waiting") {
         seen = state;
         const now = this.now();
-        const left = deadline - now;
+        const left = deadline - performance.now();
         if (left <= 0 || req.signal.aborted) break;
-        await this.#nextChange(Math.min(left, RECHECK_MS, (at ?? Infinity) - now), req.signal);
-        ({ state, at } = await this.#update((doc, now) => {
-          schedule(doc, now, this.cfg);
-          return { state: ticketState(doc, req.id), at: nextTimedChange(doc, now, this.cfg.idleMs) };
-        }));
+        const changed = await this.#nextChange(
+          Math.max(0, Math.min(left, RECHECK_MS, (at ?? Infinity) - now)),
+          req.signal,
+        );
+        // One read of the pool per process and change, shared by its waiters: a waiter woken by a change
+        // looks at the document the change left (a grant there is final), otherwise it has the pool read.
+        if (!changed && !req.signal.aborted) await this.#refresh();
+        const latest = this.#latest!;
+        state = ticketState(latest, req.id);
+        at = nextTimedChange(latest, this.now(), this.cfg.idleMs);
+        // An older document than this ticket's own may have landed last: ask the pool itself.
+        if (state.kind === "gone") state = await this.#update((doc) => ticketState(doc, req.id));
       }
       if (state.kind === "waiting") {
         state = await this.#update((doc, now) => leave(doc, req.id, now, this.cfg));
       }
-      if (state.kind !== "granted") throw timedOut(seen, this.now() - started);
-      const grant = this.#grant(state, req.id, this.now() - started);
+      const waited = Math.round(performance.now() - started);
+      if (state.kind !== "granted") throw timedOut(seen, waited);
+      const grant = this.#grant(state, req.id, waited);
       if (req.signal.aborted) {
         grant.release();
         throw timedOut({ kind: "gone" }, grant.waitedMs);
@@ -118,39 +130,55 @@ export class AccountPool {
     };
   }
 
-  /** One atomic change of the pool; written only when it changed, and this process's waiters woken then. */
+  /**
+   * One atomic change of the pool; written only when it changed. The document it leaves becomes this
+   * process's latest view, and its waiters look at it.
+   */
   async #update<T>(fn: (doc: PoolDoc, now: number) => T): Promise<T> {
     const now = this.now();
-    let changed = false;
+    let after: PoolDoc | undefined;
     const result = await this.store.updateThetaPool((stored) => {
       const doc = normalize(stored, now, this.cfg);
       const out = fn(doc, now);
-      changed = JSON.stringify(doc) !== JSON.stringify(stored);
-      return { doc: changed ? doc : null, result: out };
+      after = doc;
+      return { doc: JSON.stringify(doc) !== JSON.stringify(stored) ? doc : null, result: out };
     });
-    if (changed) this.#wake.dispatchEvent(new Event("change"));
+    this.#latest = after;
+    this.#wake.dispatchEvent(new Event("change"));
     return result;
   }
 
-  /** Resolves at the next change of the pool (any process), after `ms` at most, or when `signal` aborts. */
-  #nextChange(ms: number, signal: AbortSignal): Promise<void> {
+  /** Reads the pool once for every waiter of this process (one read in flight at a time), granting what
+   *  time alone made grantable. */
+  #refresh(): Promise<void> {
+    this.#refreshing ??= this.#update((doc, now) => schedule(doc, now, this.cfg))
+      .catch((err) => console.error(`theta pool read failed: ${err instanceof Error ? err.message : err}`))
+      .finally(() => this.#refreshing = undefined);
+    return this.#refreshing;
+  }
+
+  /** Resolves true at this process's next view of the pool, false after `ms` or when `signal` aborts. */
+  #nextChange(ms: number, signal: AbortSignal): Promise<boolean> {
     return new Promise((resolve) => {
-      const done = () => {
+      const done = (changed: boolean) => () => {
         clearTimeout(timer);
-        this.#wake.removeEventListener("change", done);
-        signal.removeEventListener("abort", done);
-        resolve();
+        this.#wake.removeEventListener("change", onChange);
+        signal.removeEventListener("abort", onAbort);
+        resolve(changed);
       };
-      const timer = setTimeout(done, ms);
-      this.#wake.addEventListener("change", done);
-      signal.addEventListener("abort", done);
+      const onChange = done(true);
+      const onAbort = done(false);
+      const timer = setTimeout(onAbort, ms);
+      this.#wake.addEventListener("change", onChange);
+      signal.addEventListener("abort", onAbort);
     });
   }
 
   /** A waiter or holding begins: the change signal and the renewal run while there is one. */
   #enter(): void {
     if (this.#active++ > 0) return;
-    this.#stopWatch = this.store.watchThetaPool(() => this.#wake.dispatchEvent(new Event("change")));
+    // Another process changed the pool: one read brings this process's view up to date.
+    this.#stopWatch = this.store.watchThetaPool(() => void this.#refresh());
     this.#renewTimer = setInterval(() => {
       this.#update((doc, now) => renew(doc, this.holder, now, this.cfg)).catch((err) => {
         console.error(`theta pool renewal failed: ${err instanceof Error ? err.message : err}`);

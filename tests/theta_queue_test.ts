@@ -404,6 +404,11 @@ Deno.test("queue_timeout: past THETA_QUEUE_TIMEOUT_MS a JSON or stream request i
       // A stream too: nothing was sent while waiting, so the refusal is an HTTP status.
       assertHttpError(s, 429, "queue_timeout", "30", where);
       assert.equal(s.headers.get("x-theta-queue-length"), "1", where);
+      assert.match(
+        s.json.error.message,
+        /^За время ожидания не освободился ни один аккаунт theta\. Предел ожидания: 0\.3 с\. Запросов в очереди: 1\./,
+        where,
+      );
       const waited = waitedMs(s, where);
       assert.ok(waited >= 300 && waited < 1_000, `${where}: waited ${waited} ms`);
       assert.equal(s.headers.get("x-theta-served-by"), null, where);

@@ -7,7 +7,8 @@ export const THETA_CODES = {
     status: 429,
     type: "rate_limit_error",
     retryAfter: 30,
-    message: "За 30 секунд не освободился ни один аккаунт theta.",
+    // The wait's limit is THETA_QUEUE_TIMEOUT_MS (30 s by default): the detail says the configured one.
+    message: "За время ожидания не освободился ни один аккаунт theta.",
     action: "Повторите через 30 секунд.",
   },
   provider_at_capacity: {
@@ -29,7 +30,8 @@ export const THETA_CODES = {
   generation_timeout: {
     status: 504,
     type: "timeout_error",
-    message: "Генерация ответа длилась дольше 10 минут и остановлена.",
+    // THETA_GENERATION_TIMEOUT_MS (10 minutes by default): the detail says the configured limit.
+    message: "Генерация ответа превысила предел времени и остановлена; выполненная работа оплачивается.",
     action: "Сократите задачу или разбейте её на части.",
   },
 } as const satisfies Record<string, ErrorSpec>;

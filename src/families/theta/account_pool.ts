@@ -98,11 +98,11 @@ export class AccountPool {
         state = await this.#update((doc, now) => leave(doc, req.id, now, this.cfg));
       }
       const waited = Math.round(performance.now() - started);
-      if (state.kind !== "granted") throw timedOut(seen, waited);
+      if (state.kind !== "granted") throw timedOut(seen, waited, this.queueTimeoutMs);
       const grant = this.#grant(state, req.id, waited);
       if (req.signal.aborted) {
         grant.release();
-        throw timedOut({ kind: "gone" }, grant.waitedMs);
+        throw timedOut({ kind: "gone" }, grant.waitedMs, this.queueTimeoutMs);
       }
       return grant;
     } catch (err) {
@@ -195,14 +195,15 @@ export class AccountPool {
   }
 }
 
-/** 429 queue_timeout, saying how long the request waited and the queue it saw. */
-function timedOut(state: TicketState, waitedMs: number): GatewayError {
+/** 429 queue_timeout, saying how long the request waited, the limit, and the queue it saw. */
+function timedOut(state: TicketState, waitedMs: number, limitMs: number): GatewayError {
   const length = state.kind === "full" || state.kind === "waiting" ? state.length : undefined;
+  const queue = length === undefined ? "" : ` Запросов в очереди: ${length}.`;
   return new GatewayError("queue_timeout", {
     headers: {
       "x-theta-queue-wait-ms": String(waitedMs),
       ...(length === undefined ? {} : { "x-theta-queue-length": String(length) }),
     },
-    ...(length === undefined ? {} : { detail: `Запросов в очереди: ${length}.` }),
+    detail: `Предел ожидания: ${limitMs / 1000} с.${queue}`,
   });
 }

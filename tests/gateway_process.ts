@@ -33,12 +33,16 @@ export function spawnGateway(
       ...env,
     },
     stdout: "null",
-    stderr: "null",
+    stderr: "inherit", // a gateway that fails to start says why in the test's output
   }).spawn();
 }
 
-export async function waitReady(url: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
+/** Resolves once the gateway answers; rejects if `proc` (when given) exits first, or after 20 s. */
+export async function waitReady(url: string, proc?: Deno.ChildProcess): Promise<void> {
+  let exited: number | undefined;
+  proc?.status.then((s) => exited = s.code);
+  for (let i = 0; i < 400; i++) {
+    if (exited !== undefined) throw new Error(`gateway exited with code ${exited} before it was ready`);
     try {
       const r = await fetch(url + "/v1/models");
       await r.body?.cancel();
@@ -82,7 +86,7 @@ export async function withGatewayProcesses(
     return { url: `http://127.0.0.1:${port}`, proc: spawnGateway(port, UNUSED_DATA_DIR, simUrl, env) };
   });
   try {
-    await Promise.all(gws.map((g) => waitReady(g.url)));
+    await Promise.all(gws.map((g) => waitReady(g.url, g.proc)));
     await fn(gws);
   } finally {
     for (const { proc } of gws) {

@@ -1,6 +1,7 @@
 /** Opens the store named by the configuration. Shared by the gateway and the direct-mode admin CLI. */
 import type { Config } from "../config/env.ts";
 import { DataDirInUseError } from "./in_use.ts";
+import { isLockedError, optimistic } from "./kv_atomic.ts";
 import { KvStore } from "./kv_store.ts";
 import { describeDatabase } from "./pg_url.ts";
 import type { Store } from "./store.ts";
@@ -15,7 +16,8 @@ const lockPath = (dataDir: string) => `${dataDir}/gateway.lock`;
 export async function openStore(config: Config): Promise<Store> {
   const url = config.DATABASE_URL;
   if (url === "memory") return KvStore.open(":memory:");
-  if (url?.startsWith("kv:")) return KvStore.open(url.slice(3) || undefined);
+  // Processes starting at once on one shared KV file can find it locked while another sets it up.
+  if (url?.startsWith("kv:")) return optimistic("open", () => openUnlessLocked(url.slice(3) || undefined));
   if (url !== undefined) return openPostgres(url);
   await Deno.mkdir(config.DATA_DIR, { recursive: true });
   const release = lockDataDir(config.DATA_DIR);
@@ -34,6 +36,15 @@ export async function openStore(config: Config): Promise<Store> {
 export function isSharedStore(config: Config): boolean {
   const url = config.DATABASE_URL;
   return url !== undefined && url !== "memory";
+}
+
+async function openUnlessLocked(path: string | undefined): Promise<{ value: KvStore } | null> {
+  try {
+    return { value: await KvStore.open(path) };
+  } catch (err) {
+    if (isLockedError(err)) return null;
+    throw err;
+  }
 }
 
 /** What `openStore(config)` opens, for operators (a Postgres URL without its password). */

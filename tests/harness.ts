@@ -1,5 +1,6 @@
 /** Starts a real gateway (Deno.serve on a free port, in-memory KV) in front of a real simulator. */
 import { type Simulator, startSimulator } from "../sim/server.ts";
+import { freshSchema } from "../src/store/pg_test_schema.ts";
 import { parseConfig } from "../src/config/env.ts";
 import { type Gateway, startGateway } from "../src/gateway.ts";
 import type { LogSink } from "../src/util/log.ts";
@@ -22,10 +23,12 @@ export async function startTestGateway(
   opts: { logSink?: LogSink } = {},
 ): Promise<TestGateway> {
   const sim = await startSimulator();
+  // TEST_GATEWAY_STORE=postgres: every test gateway serves from a fresh Postgres schema (leases and all).
+  const schema = Deno.env.get("TEST_GATEWAY_STORE") === "postgres" ? await freshSchema() : undefined;
   const config = parseConfig({
     PORT: "0",
     HOST: "127.0.0.1",
-    DATABASE_URL: "memory",
+    DATABASE_URL: schema?.url ?? "memory",
     ADMIN_TOKEN,
     ALPHA_UPSTREAM_URL: sim.url,
     ALPHA_UPSTREAM_KEY: "up-alpha",
@@ -69,6 +72,7 @@ export async function startTestGateway(
       } finally {
         await gw.close();
         await sim.close();
+        await schema?.drop();
       }
     },
   };
@@ -93,15 +97,21 @@ export const ANTHROPIC_HEADERS = { "anthropic-version": "2023-06-01" };
  * initial + top-ups = available balance + open holds + settled spend, in exact pico-USD; and the
  * settled spend equals what the durable usage rows charged is checked by the billing tests.
  */
-export function assertLedgerIdentity(gw: Gateway, keyId: string): void {
-  const acc = gw.app.accounts.get(keyId);
+export async function assertLedgerIdentity(gw: Gateway, keyId: string): Promise<void> {
+  const accounts = gw.app.accounts;
+  const acc = await accounts.find(keyId);
   if (!acc) throw new Error(`no account ${keyId}`);
+  // A shared store (TEST_GATEWAY_STORE=postgres): the money as the store has it, and no credit leased twice.
+  const leased = await accounts.syncMoney(acc);
   const r = acc.rec;
-  const available = gw.app.accounts.available(acc);
+  const available = leased === undefined ? accounts.available(acc) : r.balance - acc.held;
   if (r.credited !== available + acc.held + r.spent) {
     throw new Error(
       `ledger identity broken for ${keyId}: credited ${r.credited} != available ${available} + held ${acc.held} + spent ${r.spent}`,
     );
+  }
+  if (leased !== undefined && (leased > r.credited - r.spent || r.balance < 0n)) {
+    throw new Error(`lease overcommitted for ${keyId}: leased ${leased}, balance ${r.balance}`);
   }
 }
 

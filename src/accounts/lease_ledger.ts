@@ -28,8 +28,10 @@ export interface LeaseOptions {
   now?: () => number;
 }
 
-/** A slice takes room for this many holds like the one that asked, at most half the key's available credit. */
+/** A slice takes room for this many holds like the one that asked, or 1/SLICE_SHARE of the key's available
+ *  credit if that is more; at most half of it. */
 const SLICE_HOLDS = 8n;
+const SLICE_SHARE = 16n;
 
 /** This process's lease of one key. */
 interface Slot {
@@ -112,7 +114,9 @@ export class LeaseLedger implements Ledger {
   /** Places the hold from the lease if it covers it and is not about to expire. */
   #fromLease(acc: Account, { amount, now }: HoldRequest): boolean {
     const s = this.#slots.get(acc.rec.id);
-    if (!s || !this.#usable(s, now) || s.lease - acc.held < amount) return false;
+    // The lease's expiry is on this ledger's clock (the store's view of time); `now` is the request's, for
+    // the cap windows.
+    if (!s || !this.#usable(s, this.#now()) || s.lease - acc.held < amount) return false;
     this.#place(acc, s, amount, now);
     return true;
   }
@@ -290,12 +294,17 @@ function freeIn(v: LeaseView): bigint {
   return free > 0n ? free : 0n;
 }
 
-/** What to take for a hold that misses `need`: room for SLICE_HOLDS like it, but at most half of what is
- *  free (so other processes still find credit), and never less than the need; 0 if `free` cannot cover it. */
+/**
+ * What to take for a hold that misses `need`: room for SLICE_HOLDS like it or a SLICE_SHARE of what is free,
+ * whichever is more (fewer takes in steady state, and room for a charge beyond its hold), but at most half of
+ * what is free (so other processes still find credit), and never less than the need; 0 if `free` cannot
+ * cover it.
+ */
 function slice(need: bigint, free: bigint): bigint {
   if (need <= 0n) need = 1n;
   if (free < need) return 0n;
   let want = need * SLICE_HOLDS;
+  if (want < free / SLICE_SHARE) want = free / SLICE_SHARE;
   if (want > free / 2n) want = free / 2n;
   return want > need ? want : need;
 }

@@ -74,6 +74,38 @@ export async function withCpu<T>(
   return [value, { byName, irq: cores(irq), other: Math.max(0, cores(b.busy - a.busy - ours - irq)) }];
 }
 
+/**
+ * utime + stime jiffies of the threads of `pid`, summed by thread name (/proc/<pid>/task/<tid>/stat); the
+ * main thread (tid = pid) is "main". A thread that ends between two reads drops out of the second.
+ */
+export async function threadJiffies(pid: number): Promise<Map<string, number>> {
+  const out = await new Deno.Command("sh", {
+    args: ["-c", `cat /proc/${pid}/task/*/stat`],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const byName = new Map<string, number>();
+  for (const line of new TextDecoder().decode(out.stdout).split("\n")) {
+    if (!line) continue;
+    const tid = Number(line.slice(0, line.indexOf(" ")));
+    const name = tid === pid ? "main" : line.slice(line.indexOf("(") + 1, line.lastIndexOf(")"));
+    const f = line.slice(line.lastIndexOf(") ") + 2).split(" ");
+    byName.set(name, (byName.get(name) ?? 0) + Number(f[11]) + Number(f[12]));
+  }
+  return byName;
+}
+
+/** Cores each thread name used between two threadJiffies reads `seconds` apart, busiest first. */
+export function threadCores(
+  a: Map<string, number>,
+  b: Map<string, number>,
+  seconds: number,
+): { name: string; cores: number }[] {
+  return [...b]
+    .map(([name, j]) => ({ name, cores: (j - (a.get(name) ?? 0)) / CLK_TCK / seconds }))
+    .sort((x, y) => y.cores - x.cores);
+}
+
 /** The processes whose parent is `pid` (from every /proc/<pid>/stat). */
 export async function childrenOf(pid: number): Promise<number[]> {
   const out = await new Deno.Command("sh", {

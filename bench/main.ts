@@ -5,12 +5,14 @@
  * BENCH_STREAMS (open streams in the hold test, default 1000), BENCH_CPU_PROF=1 (V8 CPU profile of
  * the gateway subprocess into a temp dir, summarised in bench/RESULTS-profiled.md), BENCH_DATABASE_URL or else
  * TEST_DATABASE_URL (the Postgres of the theta queue section, bench/theta_queue.ts, and of the shared-store
- * section, bench/shared_stores.ts; skipped without one).
+ * section, bench/shared_stores.ts; skipped without one), BENCH_SIDE_* (the side-by-side section under wrk,
+ * bench/side_by_side.ts).
  */
 import { envNum } from "./env.ts";
 import { benchEstimate } from "./estimate_bench.ts";
 import { sectionOf, SHARED_HEADING, SOAK_HEADING, THETA_HEADING, withSection } from "./sections.ts";
 import { benchSharedStores, type SharedResult, sharedSection } from "./shared_stores.ts";
+import { benchSideBySide, sideOptionsFromEnv, type SideResult, withSideSections } from "./side_by_side.ts";
 import { benchSystemPrefix } from "./system_prefix_bench.ts";
 import { benchThetaQueue, thetaSection } from "./theta_queue.ts";
 import { benchFiles } from "./files_bench.ts";
@@ -146,6 +148,7 @@ const procs: Proc[] = [];
 const stopAll = () => Promise.all(procs.map((p) => p.stop()));
 const unhook = stopOnSignal(procs);
 let shared: SharedResult;
+let side: SideResult;
 try {
   log("starting simulator, bare proxy and gateway subprocesses");
   const sim = await startSim();
@@ -176,6 +179,10 @@ try {
   log("shared stores: KV file vs Postgres vs WORKERS=2");
   shared = await benchSharedStores({ seconds, warmup, log, procs, command: commandLine(seconds) });
   if ("skipped" in shared) log(`  ${shared.skipped}`);
+
+  // Side by side under wrk (issue 18), on processes of its own.
+  side = await benchSideBySide(sideOptionsFromEnv(log, procs, "deno task bench"));
+  if ("skipped" in side) log(`  ${side.skipped}`);
 } finally {
   await stopAll();
   unhook();
@@ -186,8 +193,8 @@ notes.push(
   "Added latency is gateway p50/p99 minus direct p50/p99 at one connection; the gateway path has two " +
     "loopback hops (client → gateway → simulator) and full protocol decode/encode plus billing.",
   "The load generator is Deno fetch in the same 2-CPU box; the direct-to-simulator req/s shows its ceiling " +
-    "(wrk is not installed). At c=32 the client, gateway and simulator compete for the same two cores, so " +
-    "gateway req/s is a lower bound of what the gateway does on its own cores.",
+    "(the side-by-side section measures with wrk, a C client). At c=32 the client, gateway and simulator " +
+    "compete for the same two cores, so gateway req/s is a lower bound of what the gateway does on its own cores.",
   "TTFB = time from sending the request to the first body chunk. 'Paced': the simulator emits one frame " +
     "every 2 ms as a model does; 'burst': it sends the whole answer in one write, so the gateway's TTFB " +
     "includes translating every frame of that read before its first write reaches the socket. " +
@@ -215,7 +222,7 @@ const withShared = withSection(
   SHARED_HEADING,
   sharedSection(shared, previous),
 );
-const doc = soak ? withSection(withShared, SOAK_HEADING, soak) : withShared;
+const doc = withSideSections(soak ? withSection(withShared, SOAK_HEADING, soak) : withShared, side, previous);
 console.log(table(rows));
 console.log("");
 console.log(cpuTable(cpu));

@@ -37,9 +37,30 @@ export function freePort(): number {
   return port;
 }
 
-function spawn(name: string, args: string[], env: Record<string, string>, url: string): Proc {
-  const child = new Deno.Command(Deno.execPath(), {
-    args,
+/**
+ * `deno <args>` as a child; with `fdLimit`, through `sh -c 'ulimit -n …; exec deno …'` (same pid), so it may
+ * open at least that many descriptors — when the hard limit allows it or the shell may raise it
+ * (CAP_SYS_RESOURCE); otherwise it keeps the limit it has (read /proc/<pid>/limits to know).
+ */
+function spawn(
+  name: string,
+  args: string[],
+  env: Record<string, string>,
+  url: string,
+  fdLimit?: number,
+): Proc {
+  const [cmd, argv] = fdLimit
+    ? ["sh", [
+      "-c",
+      // Raise only: a higher limit stays as it is.
+      `n=$(ulimit -n); [ "$n" = unlimited ] || [ "$n" -ge ${fdLimit} ] || ulimit -n ${fdLimit} 2>/dev/null; ` +
+      'exec "$0" "$@"',
+      Deno.execPath(),
+      ...args,
+    ]]
+    : [Deno.execPath(), args];
+  const child = new Deno.Command(cmd, {
+    args: argv,
     cwd: ROOT,
     env,
     stdin: "null",
@@ -94,10 +115,11 @@ async function startOnFreePort(
   args: string[],
   env: (port: number) => Record<string, string>,
   readyPath: string,
+  fdLimit?: number,
 ): Promise<Proc> {
   const port = freePort();
   const url = `http://127.0.0.1:${port}`;
-  const p = spawn(name, args, env(port), url);
+  const p = spawn(name, args, env(port), url, fdLimit);
   try {
     await waitReady(url + readyPath);
   } catch (err) {
@@ -121,6 +143,8 @@ export interface GatewayOptions {
   cpuProfDir?: string;
   /** Variables added to (or overriding) the gateway's environment; "" unsets one. */
   env?: Record<string, string>;
+  /** Open-file limit to ask for (spawn). */
+  fdLimit?: number;
 }
 
 export function startGatewayProc(simUrl: string, opts: GatewayOptions = {}): Promise<Proc> {
@@ -147,16 +171,29 @@ export function startGatewayProc(simUrl: string, opts: GatewayOptions = {}): Pro
       ...opts.env,
     }),
     "/v1/models",
+    opts.fdLimit,
   );
 }
 
 /** The bare Deno proxy (bench/bare_proxy.ts) in front of the simulator: the runtime's own floor. */
-export function startBareProxy(simUrl: string): Promise<Proc> {
+export function startBareProxy(simUrl: string, fdLimit?: number): Promise<Proc> {
   return startOnFreePort(
     "bare proxy",
     ["run", "--allow-net", "--allow-env", "bench/bare_proxy.ts"],
     (port) => ({ UPSTREAM: simUrl, PORT: String(port), HOST: "127.0.0.1" }),
     "/__sim/requests",
+    fdLimit,
+  );
+}
+
+/** The minimal OpenAI Chat mock (bench/chat_mock.ts) of the side-by-side section. */
+export function startChatMock(fdLimit?: number): Promise<Proc> {
+  return startOnFreePort(
+    "chat mock",
+    ["run", "--allow-net", "--allow-env", "bench/chat_mock.ts"],
+    (port) => ({ PORT: String(port), HOST: "127.0.0.1" }),
+    "/",
+    fdLimit,
   );
 }
 

@@ -10,11 +10,13 @@ interface ProfileNode {
   callFrame: CallFrame;
   hitCount?: number;
 }
-interface CpuProfile {
+export interface CpuProfile {
   nodes: ProfileNode[];
   startTime: number;
   endTime: number;
   samples?: number[];
+  /** µs from the previous sample (the first: from startTime), one per sample. */
+  timeDeltas?: number[];
 }
 
 export interface SelfTime {
@@ -31,15 +33,52 @@ function label(f: CallFrame, root: string): string {
   return `${name} ${where}:${f.lineNumber + 1}`;
 }
 
+/** Where a function's code comes from, for the self time by origin. */
+export function originOf(f: CallFrame, root: string): string {
+  const url = f.url.replace(/^file:\/\//, "");
+  if (f.functionName === "(program)") return "native, outside JavaScript: (program)";
+  if (f.functionName === "(garbage collector)") return "V8 garbage collector";
+  if (!url) return f.functionName.startsWith("op_") ? "Deno ops (native calls from JavaScript)" : "other";
+  if (url.startsWith("ext:") || url.startsWith("node:")) return "Deno runtime JavaScript (ext:)";
+  if (url.includes("/npm/") || url.includes("node_modules") || /^(https?|jsr|npm):/.test(url)) {
+    return "dependencies (npm)";
+  }
+  return url.startsWith(root) ? "the gateway's own code (src/, main.ts)" : "other";
+}
+
+/** Samples per node id: all of them, or those `window` holds (ms after the profile's start). */
+function hitsOf(profile: CpuProfile, window?: { fromMs: number; toMs: number }): Map<number, number> {
+  const hits = new Map<number, number>();
+  if (!window) {
+    for (const node of profile.nodes) hits.set(node.id, node.hitCount ?? 0);
+    return hits;
+  }
+  const samples = profile.samples ?? [], deltas = profile.timeDeltas ?? [];
+  let us = 0;
+  for (let i = 0; i < samples.length; i++) {
+    us += deltas[i] ?? 0;
+    if (us < window.fromMs * 1000 || us > window.toMs * 1000) continue;
+    hits.set(samples[i]!, (hits.get(samples[i]!) ?? 0) + 1);
+  }
+  return hits;
+}
+
+/**
+ * The `n` functions with the most self time, over the whole profile or over `window`, and the self time of
+ * every origin (originOf), as shares of the busy (non-idle) samples.
+ */
 export function topSelf(
   profile: CpuProfile,
   root: string,
   n = 15,
-): { top: SelfTime[]; busy: number; total: number } {
+  window?: { fromMs: number; toMs: number },
+): { top: SelfTime[]; busy: number; total: number; origins: SelfTime[] } {
   const counts = new Map<string, number>();
+  const byOrigin = new Map<string, number>();
+  const hitsById = hitsOf(profile, window);
   let total = 0, idle = 0;
   for (const node of profile.nodes) {
-    const hits = node.hitCount ?? 0;
+    const hits = hitsById.get(node.id) ?? 0;
     if (hits === 0) continue;
     total += hits;
     if (node.callFrame.functionName === "(idle)") {
@@ -48,26 +87,38 @@ export function topSelf(
     }
     const key = label(node.callFrame, root);
     counts.set(key, (counts.get(key) ?? 0) + hits);
+    const origin = originOf(node.callFrame, root);
+    byOrigin.set(origin, (byOrigin.get(origin) ?? 0) + hits);
   }
   const busy = total - idle;
-  const top = [...counts.entries()]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, n)
-    .map(([name, samples]) => ({ name, samples, share: busy ? samples / busy : 0 }));
-  return { top, busy, total };
+  const ranked = (m: Map<string, number>) =>
+    [...m.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .map(([name, samples]) => ({ name, samples, share: busy ? samples / busy : 0 }));
+  return { top: ranked(counts).slice(0, n), busy, total, origins: ranked(byOrigin) };
+}
+
+/** Repository root: profile locations are shown relative to it. */
+export const PROFILE_ROOT = new URL("..", import.meta.url).pathname;
+
+/** Every .cpuprofile in `dir` (--cpu-prof-dir), by file name. */
+export async function readProfiles(dir: string): Promise<{ name: string; profile: CpuProfile }[]> {
+  const out: { name: string; profile: CpuProfile }[] = [];
+  for await (const e of Deno.readDir(dir)) {
+    if (!e.name.endsWith(".cpuprofile")) continue;
+    out.push({ name: e.name, profile: JSON.parse(await Deno.readTextFile(`${dir}/${e.name}`)) });
+  }
+  return out;
 }
 
 /** Notes lines for RESULTS.md from every profile in `dir`. */
 export async function summariseProfiles(dir: string): Promise<string[]> {
-  const root = new URL("..", import.meta.url).pathname;
   const out: string[] = [];
-  for await (const e of Deno.readDir(dir)) {
-    if (!e.name.endsWith(".cpuprofile")) continue;
-    const profile = JSON.parse(await Deno.readTextFile(`${dir}/${e.name}`)) as CpuProfile;
-    const { top, busy, total } = topSelf(profile, root);
+  for (const { name, profile } of await readProfiles(dir)) {
+    const { top, busy, total } = topSelf(profile, PROFILE_ROOT);
     const secs = (profile.endTime - profile.startTime) / 1e6;
     out.push(
-      `Gateway CPU profile ${dir}/${e.name} (${secs.toFixed(1)} s, ${
+      `Gateway CPU profile ${dir}/${name} (${secs.toFixed(1)} s, ${
         ((busy / Math.max(1, total)) * 100).toFixed(0)
       }% ` +
         `of samples busy). Top self time (share of busy samples): ` +

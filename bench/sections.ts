@@ -25,3 +25,7 @@ export const SOAK_HEADING = "Soak (`deno task soak`)";
 export const SHARED_HEADING = "Shared stores: KV file vs Postgres vs WORKERS=2 (issue 15)";
 /** Written by bench/theta_queue.ts (part of `deno task bench`, or alone). */
 export const THETA_HEADING = "Theta account queue: KV vs Postgres (issue 16)";
+/** Written by bench/side_by_side.ts (part of `deno task bench`, or alone). */
+export const SIDE_HEADING = "Side by side under wrk: mock, bare Deno proxy, gateway (issue 18)";
+/** The side-by-side run recorded before issue 18's work (BENCH_SIDE_BASELINE=1): later runs keep it. */
+export const SIDE_BASELINE_HEADING = "Side by side under wrk: the baseline before issue 18's work";

@@ -1,0 +1,52 @@
+import assert from "node:assert/strict";
+import { type CpuProfile, originOf, topSelf } from "./profile.ts";
+
+const frame = (functionName: string, url = "", lineNumber = -1) => ({ functionName, url, lineNumber });
+// Five samples 1 ms apart (at 1..5 ms): f, f, g, idle, f.
+const profile: CpuProfile = {
+  nodes: [
+    { id: 1, callFrame: frame("(root)") },
+    { id: 2, callFrame: frame("(idle)"), hitCount: 1 },
+    { id: 3, callFrame: frame("f", "file:///repo/src/a.ts", 3), hitCount: 3 },
+    { id: 4, callFrame: frame("g"), hitCount: 1 },
+  ],
+  startTime: 0,
+  endTime: 5000,
+  samples: [3, 3, 4, 2, 3],
+  timeDeltas: [1000, 1000, 1000, 1000, 1000],
+};
+
+Deno.test("topSelf: the whole profile from hit counts, locations relative to the root", () => {
+  const t = topSelf(profile, "/repo/");
+  assert.equal(t.total, 5);
+  assert.equal(t.busy, 4);
+  assert.deepEqual(t.top, [{ name: "f src/a.ts:4", samples: 3, share: 0.75 }, {
+    name: "g",
+    samples: 1,
+    share: 0.25,
+  }]);
+});
+
+Deno.test("originOf: runtime JavaScript, ops, dependencies, the gateway's code, GC and native time", () => {
+  const o = (name: string, url = "") => originOf(frame(name, url), "/repo/");
+  assert.equal(o("resolve", "ext:deno_web/06_streams.js"), "Deno runtime JavaScript (ext:)");
+  assert.equal(o("op_read"), "Deno ops (native calls from JavaScript)");
+  assert.equal(
+    o("parse", "file:///root/.cache/deno/npm/registry.npmjs.org/zod/4.0.0/index.js"),
+    "dependencies (npm)",
+  );
+  assert.equal(o("log", "file:///repo/src/util/log.ts"), "the gateway's own code (src/, main.ts)");
+  assert.equal(o("(garbage collector)"), "V8 garbage collector");
+  assert.equal(o("(program)"), "native, outside JavaScript: (program)");
+});
+
+Deno.test("topSelf: a window counts only the samples taken in it", () => {
+  const t = topSelf(profile, "/repo/", 15, { fromMs: 2, toMs: 4 });
+  assert.equal(t.total, 3);
+  assert.equal(t.busy, 2);
+  assert.deepEqual(t.top, [{ name: "f src/a.ts:4", samples: 1, share: 0.5 }, {
+    name: "g",
+    samples: 1,
+    share: 0.5,
+  }]);
+});

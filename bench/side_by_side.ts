@@ -1,0 +1,316 @@
+/**
+ * Side by side under a C load generator (issue 18): a section of `deno task bench`, also runnable alone (then
+ * it replaces only its own section of bench/RESULTS.md):
+ *
+ *   deno run -A --unstable-kv --unstable-no-legacy-abort bench/side_by_side.ts
+ *
+ * Three targets in one run, each its own subprocess on loopback: direct to a minimal OpenAI Chat mock
+ * (bench/chat_mock.ts), the bare Deno proxy in front of it (bench/bare_proxy.ts), and the gateway (`main.ts`
+ * on a KV file, model k3, native Chat pass-through, billing on, ALPHA_UPSTREAM_URL = the mock). For each:
+ * JSON req/s and streams/s at 32 connections (wrk, 2 threads), latency at one connection (wrk for JSON, a
+ * Deno fetch client for the stream's first byte), the CPU time of each server process per request and per
+ * stream, and the gateway's CPU per streamed frame above the bare proxy's; then a CPU profile of a gateway
+ * under the stream load, and many idle streams held open through a fresh bare proxy and a fresh gateway
+ * (their RSS). wrk is installed with apt-get when missing (bench/wrk.ts); without it the section is skipped.
+ *
+ * Env: BENCH_SIDE_SECONDS (each c=32 run, default 10; the c=1 runs take half), BENCH_SIDE_WARMUP (wrk
+ * warm-up before each c=32 run, default 2), BENCH_SIDE_STREAMS (idle streams, default 10000),
+ * BENCH_SIDE_BASELINE=1 (record the run as the baseline section, which later runs keep).
+ */
+import { threadCores, threadJiffies, withCpu } from "./cpu.ts";
+import { envNum } from "./env.ts";
+import { holdThrough, type ProxyHold } from "./idle_streams.ts";
+import { percentile, runLoad } from "./load.ts";
+import { HOLD_MARK } from "./chat_mock.ts";
+import {
+  ADMIN_TOKEN,
+  createKey,
+  type Proc,
+  ROOT,
+  startBareProxy,
+  startChatMock,
+  startGatewayProc,
+  stopOnSignal,
+} from "./procs.ts";
+import { PROFILE_ROOT, readProfiles, topSelf } from "./profile.ts";
+import { ms, num } from "./report.ts";
+import { chat, PATH } from "./scenarios.ts";
+import { sectionOf, SIDE_BASELINE_HEADING, SIDE_HEADING, withSection } from "./sections.ts";
+import {
+  CONNECTIONS,
+  cpuMsPer,
+  NAME,
+  PROFILE_TRIM_MS,
+  type Profiled,
+  render,
+  SERVER,
+  type Side,
+  type SideOptions,
+  type SideRuns,
+  SIDES,
+} from "./side_by_side_report.ts";
+import { ensureWrk, runWrk, wrkScript, wrkVersion } from "./wrk.ts";
+
+const JSON_BODY = chat("Say hello in one short sentence.", false);
+const STREAM_BODY = chat("Tell me a story.", true);
+const HOLD_BODY = chat(`${HOLD_MARK} Keep talking, slowly.`, true);
+
+/** The section's Markdown, or why it was skipped. */
+export type SideResult = { heading: string; section: string } | { skipped: string };
+
+interface Endpoint {
+  url: string;
+  headers: Record<string, string>;
+}
+
+export async function benchSideBySide(o: SideOptions): Promise<SideResult> {
+  const why = await ensureWrk(o.log);
+  if (why) return { skipped: why };
+  const commit = await measuredCommit();
+  const wrk = await wrkVersion();
+  o.log(`side by side under ${wrk} (${commit})`);
+  const dir = await Deno.makeTempDir({ prefix: "gw-bench-side-" });
+  const started: Proc[] = [];
+  const start = async (p: Promise<Proc>) => {
+    const proc = await p;
+    started.push(proc);
+    o.procs.push(proc);
+    return proc;
+  };
+  /** A gateway on a KV file of its own (DATA_DIR `name`). */
+  const gateway = (mockUrl: string, name: string, opts: { cpuProfDir?: string; fdLimit?: number } = {}) =>
+    start(startGatewayProc(mockUrl, { env: { DATABASE_URL: "", DATA_DIR: `${dir}/${name}` }, ...opts }));
+  // Idle streams: two sockets each in a proxy, one in the mock.
+  const fdLimit = 2 * o.streams + 1024;
+  try {
+    const mock = await start(startChatMock(fdLimit));
+    const bare = await start(startBareProxy(mock.url));
+    const gw = await gateway(mock.url, "kv");
+    const key = await createKey(gw.url);
+    const json = { "content-type": "application/json" };
+    const upstream = { ...json, authorization: "Bearer up-alpha" };
+    const ep: Record<Side, Endpoint> = {
+      direct: { url: mock.url, headers: upstream },
+      bare: { url: bare.url, headers: upstream },
+      gateway: { url: gw.url, headers: { ...json, authorization: `Bearer ${key}` } },
+    };
+    const rowsBefore = await usageRows(gw.url);
+    const runs = await measureSides(ep, { mock: mock.pid, bare: bare.pid, gateway: gw.pid }, dir, o);
+    const rows = (await usageRows(gw.url)) - rowsBefore;
+    await Promise.all([gw.stop(), bare.stop()]);
+
+    const profiled = await profileRun(mock, dir, o, gateway);
+    // Idle streams through fresh processes, so heap grown under the load does not count.
+    const holds: ProxyHold[] = [];
+    const bareHold = await start(startBareProxy(mock.url, fdLimit));
+    holds.push(await holdThrough(NAME.bare, bareHold, { path: PATH, headers: upstream, body: HOLD_BODY }, o));
+    await bareHold.stop();
+    const gwHold = await gateway(mock.url, "kv-hold", { fdLimit });
+    const holdAuth = { ...json, authorization: `Bearer ${await createKey(gwHold.url)}` };
+    holds.push(
+      await holdThrough(NAME.gateway, gwHold, { path: PATH, headers: holdAuth, body: HOLD_BODY }, o),
+    );
+    await gwHold.stop();
+    return {
+      heading: o.heading,
+      section: render({ o, commit, wrk, runs, rows, profiled, holds }),
+    };
+  } finally {
+    await Promise.all(started.map((p) => p.stop()));
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** JSON and streams at c=32 (wrk, with each process's CPU), JSON at c=1 (wrk), stream TTFB at c=1 (fetch). */
+async function measureSides(
+  ep: Record<Side, Endpoint>,
+  pids: Record<"mock" | "bare" | "gateway", number>,
+  dir: string,
+  o: SideOptions,
+): Promise<Record<Side, SideRuns>> {
+  const script = async (side: Side, kind: string, body: string) => {
+    const path = `${dir}/${side}-${kind}.lua`;
+    await Deno.writeTextFile(path, wrkScript(ep[side].headers, body));
+    return path;
+  };
+  const runs = {} as Record<Side, SideRuns>;
+  for (const side of SIDES) {
+    runs[side] = { frames: await framesOf(ep[side]) } as SideRuns;
+    o.log(`  ${NAME[side]}: ${runs[side].frames} SSE frames per stream reach the client`);
+  }
+  for (const [kind, body] of [["json32", JSON_BODY], ["stream32", STREAM_BODY]] as const) {
+    for (const side of SIDES) {
+      const s = await script(side, kind, body);
+      const run = { script: s, url: ep[side].url + PATH, connections: CONNECTIONS, threads: 2 };
+      await runWrk({ ...run, seconds: o.warmup });
+      const t0 = performance.now();
+      const [w, cpu] = await withCpu(pids, () => runWrk({ ...run, seconds: o.seconds }));
+      runs[side][kind] = { wrk: w, cpu, wallMs: performance.now() - t0 };
+      o.log(
+        `  ${kind} ${NAME[side]}: ${num(w.rps)}/s, p50 ${ms(w.p50Ms)}, p99 ${
+          ms(w.p99Ms)
+        }, errors ${w.errors}; ` +
+          `${SERVER[side]} ${ms(cpuMsPer(runs[side][kind], SERVER[side]))} CPU each`,
+      );
+    }
+  }
+  const c1Seconds = Math.max(1, o.seconds / 2);
+  for (const side of SIDES) {
+    const s = await script(side, "json1", JSON_BODY);
+    runs[side].json1 = await runWrk({
+      script: s,
+      url: ep[side].url + PATH,
+      connections: 1,
+      threads: 1,
+      seconds: c1Seconds,
+    });
+    const j = runs[side].json1;
+    o.log(`  json c=1 ${NAME[side]}: p50 ${ms(j.p50Ms)}, p99 ${ms(j.p99Ms)}`);
+  }
+  for (const side of SIDES) {
+    const r = await runLoad({
+      url: ep[side].url + PATH,
+      headers: ep[side].headers,
+      body: STREAM_BODY,
+      concurrency: 1,
+      warmupSeconds: 1,
+      seconds: c1Seconds,
+    });
+    runs[side].ttfb1 = r;
+    o.log(`  stream TTFB c=1 ${NAME[side]}: p50 ${ms(percentile(r.ttfb, 50))}, errors ${r.errors}`);
+  }
+  return runs;
+}
+
+/** The commit the gateway's code comes from, and whether the work tree differs from it there. */
+async function measuredCommit(): Promise<string> {
+  const git = async (...args: string[]) => {
+    const out = await new Deno.Command("git", {
+      args: ["-C", ROOT, ...args],
+      stdout: "piped",
+      stderr: "null",
+    })
+      .output().catch(() => undefined);
+    return out?.success ? new TextDecoder().decode(out.stdout).trimEnd() : undefined;
+  };
+  const head = await git("rev-parse", "HEAD");
+  if (!head) return "commit unknown (not a git checkout)";
+  const dirty = await git("status", "--porcelain", "--", "src", "main.ts", "deno.json");
+  return dirty
+    ? `commit ${head} with uncommitted changes to ${dirty.split("\n").map((l) => l.slice(3)).join(", ")}`
+    : `commit ${head} (src/, main.ts and deno.json as committed)`;
+}
+
+/** One stream through `ep`: how many SSE frames reach the client; throws unless it ends with [DONE]. */
+async function framesOf(ep: Endpoint): Promise<number> {
+  const res = await fetch(ep.url + PATH, { method: "POST", headers: ep.headers, body: STREAM_BODY });
+  const text = await res.text();
+  if (res.status !== 200 || !text.includes("data: [DONE]")) {
+    throw new Error(`stream check failed at ${ep.url}: ${res.status} ${text.slice(0, 300)}`);
+  }
+  return text.split("\n").filter((l) => l.startsWith("data:")).length;
+}
+
+/** Usage rows the gateway has committed (GET /metrics, the group commit's row count). */
+async function usageRows(url: string): Promise<number> {
+  const res = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+  const text = await res.text();
+  return Number(/^gateway_group_commit_batch_rows_sum (\S+)$/m.exec(text)?.[1] ?? NaN);
+}
+
+/** A gateway with --cpu-prof under the c=32 stream load; the top self time over the measured window. */
+async function profileRun(
+  mock: Proc,
+  dir: string,
+  o: SideOptions,
+  gateway: (mockUrl: string, name: string, opts: { cpuProfDir: string }) => Promise<Proc>,
+): Promise<Profiled | string> {
+  const profDir = `${dir}/prof`;
+  const spawnedAt = performance.now();
+  const gw = await gateway(mock.url, "kv-prof", { cpuProfDir: profDir });
+  const key = await createKey(gw.url);
+  const script = `${dir}/prof-stream.lua`;
+  await Deno.writeTextFile(
+    script,
+    wrkScript({ "content-type": "application/json", authorization: `Bearer ${key}` }, STREAM_BODY),
+  );
+  const run = { script, url: gw.url + PATH, connections: CONNECTIONS, threads: 2 };
+  o.log(`  profiled gateway pid ${gw.pid}: stream c=${CONNECTIONS}`);
+  await runWrk({ ...run, seconds: o.warmup });
+  const threadsBefore = await threadJiffies(gw.pid);
+  const from = performance.now() - spawnedAt;
+  const [w, cpu] = await withCpu(
+    { gateway: gw.pid, mock: mock.pid },
+    () => runWrk({ ...run, seconds: o.seconds }),
+  );
+  const to = performance.now() - spawnedAt;
+  const threads = threadCores(threadsBefore, await threadJiffies(gw.pid), (to - from) / 1000);
+  await gw.stop(); // the profile is written as the process exits
+  const [p] = await readProfiles(profDir).catch(() => []);
+  if (!p) return `no .cpuprofile was written to ${profDir}`;
+  // Times are from the spawn; the profile starts some 30 ms later: trim each end of the window.
+  const t = topSelf(p.profile, PROFILE_ROOT, 15, {
+    fromMs: from + PROFILE_TRIM_MS,
+    toMs: to - PROFILE_TRIM_MS,
+  });
+  o.log(`  profile ${p.name}: ${t.busy} busy of ${t.total} samples in the window`);
+  return { file: p.name, ...t, threads, windowMs: to - from, wrk: w, cpu };
+}
+
+/** `doc` with both side-by-side sections: this run's under its heading, the other kept from `previous`. */
+export function withSideSections(doc: string, r: SideResult, previous: string): string {
+  let out = doc;
+  for (const heading of [SIDE_BASELINE_HEADING, SIDE_HEADING]) {
+    const fresh = "section" in r && r.heading === heading ? r.section : "";
+    const kept = sectionOf(previous, heading);
+    const skipped = "skipped" in r && heading === SIDE_HEADING ? `## ${heading}\n\n${r.skipped}\n` : "";
+    const section = fresh || kept || skipped;
+    if (section) out = withSection(out, heading, section);
+  }
+  return out;
+}
+
+/** The options of a run from the environment (bench/side_by_side.ts header). */
+export function sideOptionsFromEnv(
+  log: (s: string) => void,
+  procs: Proc[],
+  base: string,
+): SideOptions {
+  const set = ["BENCH_SIDE_SECONDS", "BENCH_SIDE_WARMUP", "BENCH_SIDE_STREAMS", "BENCH_SIDE_BASELINE"]
+    .filter((n) => Deno.env.get(n))
+    .map((n) => `${n}=${Deno.env.get(n)}`);
+  return {
+    seconds: envNum("BENCH_SIDE_SECONDS", 10),
+    warmup: envNum("BENCH_SIDE_WARMUP", 2),
+    streams: envNum("BENCH_SIDE_STREAMS", 10_000),
+    log,
+    procs,
+    command: set.length ? `${set.join(" ")} ${base}` : base,
+    heading: Deno.env.get("BENCH_SIDE_BASELINE") === "1" ? SIDE_BASELINE_HEADING : SIDE_HEADING,
+  };
+}
+
+if (import.meta.main) {
+  const procs: Proc[] = [];
+  const unhook = stopOnSignal(procs);
+  const log = (s: string) => console.error(s);
+  try {
+    const r = await benchSideBySide(
+      sideOptionsFromEnv(
+        log,
+        procs,
+        "deno run -A --unstable-kv --unstable-no-legacy-abort bench/side_by_side.ts",
+      ),
+    );
+    if ("skipped" in r) log(r.skipped);
+    else console.log(r.section);
+    const file = `${ROOT}bench/RESULTS.md`;
+    const doc = await Deno.readTextFile(file).catch(() => "");
+    await Deno.writeTextFile(file, withSideSections(doc, r, doc));
+    await new Deno.Command(Deno.execPath(), { args: ["fmt", "--quiet", file], stdout: "null" }).output();
+    log(`\nwritten ${file}`);
+  } finally {
+    await Promise.all(procs.map((p) => p.stop()));
+    unhook();
+  }
+}

@@ -154,7 +154,7 @@ async function measureSides(
       );
     }
   }
-  const c1Seconds = Math.max(1, o.seconds / 2);
+  const c1Seconds = Math.max(1, Math.round(o.seconds / 2)); // wrk takes whole seconds
   for (const side of SIDES) {
     const s = await script(side, "json1", JSON_BODY);
     runs[side].json1 = await runWrk({

@@ -4,8 +4,12 @@ import type { SseFrame } from "./codec.ts";
 /** A line longer than this (an upstream that never ends its event) fails the stream instead of growing memory. */
 const MAX_EVENT_BYTES = 16 * 1024 * 1024;
 
-/** Bytes read from the upstream per read; the buffer is reused, so an idle stream holds only this much. */
-const READ_BUFFER_BYTES = 16 * 1024;
+/**
+ * Bytes read from the upstream per read; the buffer is reused, so an idle stream holds only this much. 4 KiB
+ * holds many SSE frames; 16 KiB cost 12 KB more per idle stream (bench/side_by_side.ts, 2,000 idle streams:
+ * 155.6 → 143.8 KB each) with no change in streams/s.
+ */
+const READ_BUFFER_BYTES = 4 * 1024;
 
 /**
  * Upstream body bytes → parsed SSE frames, one batch per upstream read, so that everything the

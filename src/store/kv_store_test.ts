@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { keyRecord, usageRow } from "./test_fixtures.ts";
 import { KvStore } from "./kv_store.ts";
 import type { LeaseView } from "./types.ts";
+import { leaseCommitContract } from "./lease_commit_contract.ts";
 import { leaseContract } from "./lease_contract.ts";
 import { thetaContract } from "./theta_contract.ts";
 import { type StoreBackend, storeContract } from "./store_contract.ts";
@@ -19,6 +20,7 @@ const kv: StoreBackend = {
 };
 storeContract(kv);
 leaseContract(kv);
+leaseCommitContract(kv);
 thetaContract(kv);
 
 /**

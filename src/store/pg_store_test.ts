@@ -9,6 +9,7 @@ import { connect, type Sql } from "./pg_connect.ts";
 import { migrate, MIGRATIONS } from "./pg_migrations.ts";
 import { PgStore } from "./pg_store.ts";
 import { freshSchema, PG_SKIP_NOTE, TEST_DATABASE_URL, type TestSchema } from "./pg_test_schema.ts";
+import { leaseCommitContract } from "./lease_commit_contract.ts";
 import { leaseContract } from "./lease_contract.ts";
 import { thetaContract } from "./theta_contract.ts";
 import { type StoreBackend, storeContract } from "./store_contract.ts";
@@ -24,6 +25,7 @@ const postgres: StoreBackend = {
 };
 storeContract(postgres);
 leaseContract(postgres);
+leaseCommitContract(postgres);
 thetaContract(postgres);
 
 /** 10:30 UTC: lease times are given, never read from the clock. */

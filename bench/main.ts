@@ -10,7 +10,14 @@
  */
 import { envNum } from "./env.ts";
 import { benchEstimate } from "./estimate_bench.ts";
-import { sectionOf, SHARED_HEADING, SOAK_HEADING, THETA_HEADING, withSection } from "./sections.ts";
+import {
+  sectionOf,
+  SHARED_HEADING,
+  SOAK_HEADING,
+  STREAM_HOP_HEADING,
+  THETA_HEADING,
+  withSection,
+} from "./sections.ts";
 import { benchSharedStores, type SharedResult, sharedSection } from "./shared_stores.ts";
 import { benchSideBySide, sideOptionsFromEnv, type SideResult, withSideSections } from "./side_by_side.ts";
 import { benchSystemPrefix } from "./system_prefix_bench.ts";
@@ -222,7 +229,9 @@ const withShared = withSection(
   SHARED_HEADING,
   sharedSection(shared, previous),
 );
-const doc = withSideSections(soak ? withSection(withShared, SOAK_HEADING, soak) : withShared, side, previous);
+const hop = sectionOf(previous, STREAM_HOP_HEADING);
+const withHop = hop ? withSection(withShared, STREAM_HOP_HEADING, hop) : withShared;
+const doc = withSideSections(soak ? withSection(withHop, SOAK_HEADING, soak) : withHop, side, previous);
 console.log(table(rows));
 console.log("");
 console.log(cpuTable(cpu));

@@ -21,6 +21,8 @@ export function withSection(doc: string, heading: string, section: string): stri
 }
 
 export const SOAK_HEADING = "Soak (`deno task soak`)";
+/** Recorded by hand from `deno run -A bench/stream_hop.ts` (its figures are printed, not written). */
+export const STREAM_HOP_HEADING = "One JavaScript stream hop (issue 18: the runtime cost in the way)";
 /** Written by bench/shared_stores.ts (the last part of `deno task bench`, or alone). */
 export const SHARED_HEADING = "Shared stores: KV file vs Postgres vs WORKERS=2 (issue 15)";
 /** Written by bench/theta_queue.ts (part of `deno task bench`, or alone). */

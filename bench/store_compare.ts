@@ -21,7 +21,7 @@ if (!url) {
 const COMMITS = 400;
 const REPORT_ROWS = 20_000;
 const READS = 200;
-/** The report scans in chunks of 200 rows (src/usage/report.ts SCAN_CHUNK). */
+/** The report scans in chunks of 200 rows (src/reports/report.ts SCAN_CHUNK). */
 const PAGE = 200;
 
 function pct(xs: number[], p: number): number {

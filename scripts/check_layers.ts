@@ -7,8 +7,8 @@ const LAYERS: string[][] = [
   ["main.ts"],
   ["gateway.ts"],
   ["http"], // the server: routing table, handler registration, authentication stage, connections
-  ["engine", "web", "usage", "admin"], // feature handlers…
-  ["files"], // …and the feature two of them use (documents for generation and page fetch)
+  ["engine", "web", "usage", "admin", "dashboard"], // feature handlers…
+  ["files", "reports"], // …and what two of them share: documents (generation, page fetch), usage rows read back
   ["app.ts"], // the services a handler can reach
   ["request"], // what a handler reads and answers with
   ["telemetry"], // what a request did: its metrics and log line

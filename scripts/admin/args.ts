@@ -1,5 +1,5 @@
-/** Hand-written argument parsing for the admin CLI: argv → one command with the JSON body of operations.ts. */
-import type { KeyAction } from "../../src/admin/operations.ts";
+/** Hand-written argument parsing for the admin CLI: argv → one command with the JSON body of src/accounts/key_operations.ts. */
+import type { KeyAction } from "../../src/accounts/key_operations.ts";
 import type { BaseRates } from "./tariff.ts";
 
 export type Command =

@@ -1,5 +1,5 @@
 /** What the CLI needs from either mode: the operations of the admin API. */
-import type { KeyAction } from "../../src/admin/operations.ts";
+import type { KeyAction } from "../../src/accounts/key_operations.ts";
 import type { TariffList } from "../../src/billing/tariff_rows.ts";
 
 export type KeyView = Record<string, unknown>;

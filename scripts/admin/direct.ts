@@ -5,7 +5,7 @@
  */
 import type { Accounts } from "../../src/accounts/accounts.ts";
 import { openAccounts } from "../../src/accounts/open_accounts.ts";
-import { applyKeyAction, createKey, keyView } from "../../src/admin/operations.ts";
+import { applyKeyAction, createKey, keyView } from "../../src/accounts/key_operations.ts";
 import { applyTariffChange, reconcileTariff, tariffList } from "../../src/billing/tariff_rows.ts";
 import type { Config } from "../../src/config/env.ts";
 import { errorSpec } from "../../src/errors/codes.ts";

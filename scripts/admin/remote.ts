@@ -1,5 +1,5 @@
 /** Remote mode: the running gateway's /admin API with Bearer ADMIN_TOKEN. */
-import type { KeyAction } from "../../src/admin/operations.ts";
+import type { KeyAction } from "../../src/accounts/key_operations.ts";
 import type { TariffList } from "../../src/billing/tariff_rows.ts";
 import { type Backend, type KeyView, OperationError } from "./backend.ts";
 

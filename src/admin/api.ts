@@ -4,7 +4,13 @@ import { GatewayError } from "../errors/gateway_error.ts";
 import { parseJsonObject, readBodyBytes, readJsonObject } from "../request/body.ts";
 import { jsonResponse } from "../request/json.ts";
 import type { RouteContext } from "../request/context.ts";
-import { applyKeyAction, createKey, KEY_ACTIONS, type KeyAction, keyView } from "./operations.ts";
+import {
+  applyKeyAction,
+  createKey,
+  KEY_ACTIONS,
+  type KeyAction,
+  keyView,
+} from "../accounts/key_operations.ts";
 
 export const ADMIN_BODY_LIMIT = 64 * 1024;
 

@@ -7,10 +7,10 @@ import type { App } from "../app.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import { jsonResponse } from "../request/json.ts";
 import type { KeyContext } from "../request/context.ts";
-import { CursorSigner } from "./cursor.ts";
+import { CursorSigner } from "../reports/cursor.ts";
 import { filtersKey, parseUsageQuery, type ReportKind, type UsageQuery } from "./query.ts";
 import { usageReadLimiter } from "./rate_limit.ts";
-import { usageRequestsPage, usageSummary } from "./report.ts";
+import { requestView, usageRequestsPage, usageSummary } from "../reports/report.ts";
 import type { RateLimiter } from "../util/rate_limiter.ts";
 
 /** Per running gateway: its cursor secret and its read buckets. */
@@ -53,8 +53,8 @@ export async function getUsageRequests(app: App, ctx: KeyContext): Promise<Respo
   const next = page.after === null ? null : await signer.sign(keyId, filters, { after: page.after });
   return jsonResponse(200, {
     object: "list",
-    data: page.rows,
-    has_more: page.hasMore,
+    data: page.rows.map(requestView),
+    has_more: page.after !== null,
     next_cursor: next,
   }, ctx.requestId);
 }

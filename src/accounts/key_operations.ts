@@ -1,9 +1,11 @@
 /**
- * Operator operations on keys, shared by the admin HTTP API and the admin CLI. Bodies are
- * validated with zod; money goes in and out as exact decimal USD strings.
+ * Operations on keys, shared by the admin HTTP API, the admin CLI and the key holder's dashboard (its view of
+ * the key and its theta switch, src/dashboard/): here, below the handlers' layer, so both handler folders
+ * reach the one implementation. Bodies are validated with zod; money goes in and out as exact decimal USD
+ * strings.
  */
 import { z } from "zod";
-import type { Account, Accounts } from "../accounts/accounts.ts";
+import type { Account, Accounts } from "./accounts.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import { formatUsd, parseUsd } from "../money/usd.ts";
 import type { KeyRecord } from "../store/types.ts";

@@ -1,13 +1,14 @@
 /**
- * Tamper-evident page cursors for GET /v1/usage/requests: `<payload>.<mac>`, both base64url,
- * where mac = HMAC-SHA256 over a version tag, the key id, the canonical filters and the payload.
- * A cursor therefore only works for the key and the filters it was issued for; anything else —
- * edited, foreign, truncated, malformed — is 400 invalid_cursor.
+ * Tamper-evident page cursors for GET /v1/usage/requests and the dashboard's requests view:
+ * `<payload>.<mac>`, both base64url, where mac = HMAC-SHA256 over a version tag, the key id, the canonical
+ * filters and the payload. A cursor therefore only works for the key and the filters it was issued for;
+ * anything else — edited, foreign, truncated, malformed — is 400 invalid_cursor.
  *
- * The secret is random per CursorSigner (one per running gateway), never stored: after a restart
- * old cursors answer invalid_cursor and the client starts paging again from the first page.
+ * The usage report's secret is random per CursorSigner (one per running gateway), never stored: after a
+ * restart old cursors answer invalid_cursor and the client starts paging again from the first page.
  * Persisting it would need a new Store method for one convenience; the report itself is complete
- * without it.
+ * without it. The dashboard derives its signer's secret from the session instead (src/dashboard/), so its
+ * links work on every process that shares the store.
  */
 import { GatewayError } from "../errors/gateway_error.ts";
 import { fromB64Url, toB64Url } from "../util/base64url.ts";

@@ -1,25 +1,44 @@
 /**
- * The usage report over the store's rows of one key (newest first): a per-UTC-day-and-model
- * summary and a per-request listing with positional continuations. Money stays pico-USD bigints
- * until formatted as exact decimal strings.
+ * A key's usage rows read back (newest first), shared by the usage report (spec §4.8, src/usage/) and the
+ * key holder's dashboard (src/dashboard/): a per-UTC-day-and-model summary and a per-request listing with
+ * positional continuations. Money stays pico-USD bigints until formatted as exact decimal strings.
  */
+import type { Family } from "../catalog/models.ts";
 import { formatUsd } from "../money/usd.ts";
 import type { Store } from "../store/store.ts";
 import type { UsageRow } from "../store/types.ts";
-import type { UsageQuery } from "./query.ts";
 
 /** Rows fetched per store round trip while scanning. */
 const SCAN_CHUNK = 200;
 const PICO_PER_MILLION_TOKENS = 1_000_000n;
 
-/** Rows of one key from a position on, each with the continuation just past it. Stops at the
- *  `fromMs` bound, since rows are newest first. */
-export async function* scanRows(
+/**
+ * Which rows a scan keeps: the report's filters (family, endpoint) and the dashboard's (model, status,
+ * stream); null or absent keeps every row.
+ */
+export interface RowFilters {
+  family: Family | null;
+  endpoint: string | null;
+  model?: string | null;
+  status?: UsageRow["status"] | null;
+  stream?: boolean | null;
+}
+
+export interface RowQuery {
+  filters: RowFilters;
+  /** createdAt bounds in ms: from inclusive, to exclusive. */
+  fromMs: number | null;
+  toMs: number | null;
+}
+
+/** Rows of one key from a position on, each with the continuation just past it and whether the query keeps
+ *  it. Stops at the `fromMs` bound, since rows are newest first. */
+async function* readRows(
   store: Store,
   keyId: string,
-  q: UsageQuery,
+  q: RowQuery,
   after: string | null,
-): AsyncGenerator<{ row: UsageRow; cursor: string }> {
+): AsyncGenerator<{ row: UsageRow; cursor: string; kept: boolean }> {
   let pos = after;
   while (true) {
     const page = await store.listUsage(
@@ -29,17 +48,30 @@ export async function* scanRows(
     for (let i = 0; i < page.rows.length; i++) {
       const row = page.rows[i]!;
       if (q.fromMs !== null && row.createdAt < q.fromMs) return;
-      if (matches(row, q)) yield { row, cursor: page.cursors[i]! };
+      yield { row, cursor: page.cursors[i]!, kept: matches(row, q) };
     }
     if (page.next === undefined) return;
     pos = page.next;
   }
 }
 
-export function matches(row: UsageRow, q: UsageQuery): boolean {
+/** The rows of one key the query keeps, from a position on, each with the continuation just past it. */
+export async function* scanRows(
+  store: Store,
+  keyId: string,
+  q: RowQuery,
+  after: string | null,
+): AsyncGenerator<{ row: UsageRow; cursor: string }> {
+  for await (const { row, cursor, kept } of readRows(store, keyId, q, after)) if (kept) yield { row, cursor };
+}
+
+export function matches(row: UsageRow, q: RowQuery): boolean {
   const f = q.filters;
   if (f.family !== null && row.family !== f.family) return false;
   if (f.endpoint !== null && row.endpoint !== f.endpoint) return false;
+  if (f.model != null && row.model !== f.model) return false;
+  if (f.status != null && row.status !== f.status) return false;
+  if (f.stream != null && row.stream !== f.stream) return false;
   if (q.fromMs !== null && row.createdAt < q.fromMs) return false;
   if (q.toMs !== null && row.createdAt >= q.toMs) return false;
   return true;
@@ -57,7 +89,7 @@ interface Group {
   cost: bigint;
 }
 
-export async function usageSummary(store: Store, keyId: string, q: UsageQuery) {
+export async function usageSummary(store: Store, keyId: string, q: RowQuery) {
   const groups = new Map<string, Group>();
   let total = 0n;
   for await (const { row } of scanRows(store, keyId, q, null)) {
@@ -94,20 +126,29 @@ export async function usageSummary(store: Store, keyId: string, q: UsageQuery) {
   return { object: "list" as const, data, total_cost_usd: formatUsd(total) };
 }
 
-/** One page of requests: `limit` matching rows after `after`, and whether another one exists. */
-export async function usageRequestsPage(store: Store, keyId: string, q: UsageQuery, after: string | null) {
+/**
+ * One page of requests: `limit` kept rows after `after`, and the continuation of the next page when another
+ * one exists. `maxScan` bounds the rows read for one page (a filter that keeps few rows of a long history):
+ * once it is read, the page ends there, possibly short, and continues just past the last row read.
+ */
+export async function usageRequestsPage(
+  store: Store,
+  keyId: string,
+  q: RowQuery & { limit: number },
+  after: string | null,
+  maxScan = Infinity,
+): Promise<{ rows: UsageRow[]; after: string | null }> {
   const rows: UsageRow[] = [];
   let last: string | null = null;
-  let hasMore = false;
-  for await (const { row, cursor } of scanRows(store, keyId, q, after)) {
-    if (rows.length === q.limit) {
-      hasMore = true;
-      break;
-    }
-    rows.push(row);
+  let read = 0;
+  for await (const { row, cursor, kept } of readRows(store, keyId, q, after)) {
+    if (kept && rows.length === q.limit) return { rows, after: last };
+    if (read === maxScan) return { rows, after: last };
+    read++;
     last = cursor;
+    if (kept) rows.push(row);
   }
-  return { rows: rows.map(requestView), hasMore, after: hasMore ? last : null };
+  return { rows, after: null };
 }
 
 export function requestView(row: UsageRow) {

@@ -20,6 +20,15 @@ export const kvKeys = {
   usage: (keyId: string, createdAt: number, requestId: string) =>
     ["usage", keyId, Number.MAX_SAFE_INTEGER - createdAt, requestId] as const,
   usagePrefix: (keyId: string) => ["usage", keyId] as const,
+  /** One counter of a key's usage in a UTC hour for a family and model (kv_usage_hours.ts): a KvU64 worth
+   *  value·2^(32·limb) (limb 0 but for `charged`, kept in 32-bit limbs as `money` is). Sorted by hour, so a
+   *  range of hours is one list. */
+  usageHour: (keyId: string, hour: number, family: string, model: string, counter: string, limb: number) =>
+    ["usage_hour", keyId, hour, family, model, counter, limb] as const,
+  /** Where a key's counters of the hours from `hour` on start (a list's start or exclusive end). */
+  usageHourFrom: (keyId: string, hour: number) => ["usage_hour", keyId, hour] as const,
+  /** Present once the hourly sums count every usage row written before they existed (kv_usage_hours.ts). */
+  usageHoursReady: () => ["usage_hours_ready"] as const,
   /** Drain checkpoint of a request still streaming when the process began to shut down. */
   open: (requestId: string) => ["open", requestId] as const,
   openPrefix: () => ["open"] as const,

@@ -17,6 +17,7 @@ import type {
   LeaseView,
   MoneyDelta,
   ThetaPoolDoc,
+  UsageHour,
   UsageRow,
 } from "./types.ts";
 import {
@@ -37,6 +38,7 @@ import { commitChecked, isLockedError, optimistic } from "./kv_atomic.ts";
 import { HOUR } from "./shared_window.ts";
 import { KvTheta } from "./kv_theta.ts";
 import { KvFiles } from "./kv_files.ts";
+import { readUsageHours, usageParts } from "./kv_usage_hours.ts";
 
 /** Deno KV limits one atomic operation to 1000 mutations; batches larger than this are split. */
 const MAX_MUTATIONS = 900;
@@ -170,7 +172,7 @@ export class KvStore implements Store {
       });
     }
     for (const id of batch.closed ?? []) add(1, (op) => op.delete(kvKeys.open(id)));
-    for (const u of batch.usage) add(1, (op) => op.set(kvKeys.usage(u.keyId, u.createdAt, u.requestId), u));
+    for (const part of usageParts(batch.usage, MAX_MUTATIONS)) add(part.n, (op) => part.write(op));
     for (const u of batch.open ?? []) add(1, (op) => op.set(kvKeys.open(u.requestId), u));
     let atomic: CommitPiece[] = [];
     let n = 0;
@@ -320,6 +322,10 @@ export class KvStore implements Store {
     return rows.length === opts.limit && iter.cursor
       ? { rows, cursors, next: iter.cursor }
       : { rows, cursors };
+  }
+
+  usageHours(keyId: string, fromMs: number, toMs: number): Promise<UsageHour[]> {
+    return readUsageHours(this.kv, keyId, fromMs, toMs);
   }
 
   async getTariff(): Promise<TariffRow[] | null> {

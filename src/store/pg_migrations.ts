@@ -174,6 +174,33 @@ ALTER TABLE keys
   ADD COLUMN theta_daily_requests integer;
 `,
   },
+  {
+    version: 6,
+    name: "usage per hour, family and model",
+    sql: `
+-- A key's usage summed per UTC hour (its start, Unix ms, as created_at), family and model (store.ts
+-- usageHours, issue 19). Every commit adds its rows here in the statement that writes them (pg_store.ts
+-- COMMIT_SQL); the primary key serves a key's range of hours.
+CREATE TABLE usage_hours (
+  key_id text COLLATE "C" NOT NULL,
+  hour bigint NOT NULL,
+  family text COLLATE "C" NOT NULL,
+  model text COLLATE "C" NOT NULL,
+  requests bigint NOT NULL,
+  charged numeric(40,0) NOT NULL,
+  input_tokens bigint NOT NULL,
+  cached_input_tokens bigint NOT NULL,
+  output_tokens bigint NOT NULL,
+  PRIMARY KEY (key_id, hour, family, model)
+);
+-- The rows written before, summed once (this transaction holds the migration lock: a process of this version
+-- commits only after it).
+INSERT INTO usage_hours
+SELECT key_id, created_at - created_at % 3600000, family, model, count(*), sum(charged),
+  sum(input_tokens), sum(cached_input_tokens), sum(output_tokens)
+FROM usage_rows GROUP BY 1, 2, 3, 4;
+`,
+  },
 ];
 
 /**

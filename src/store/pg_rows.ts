@@ -7,7 +7,15 @@
 import type { Family } from "../catalog/models.ts";
 import type { StoredFile, ToolLoop } from "./store.ts";
 import { rollWindow } from "./shared_window.ts";
-import type { KeyMeta, KeyRecord, LeaseView, MoneyDelta, SharedWindow, UsageRow } from "./types.ts";
+import type {
+  KeyMeta,
+  KeyRecord,
+  LeaseView,
+  MoneyDelta,
+  SharedWindow,
+  UsageHour,
+  UsageRow,
+} from "./types.ts";
 
 type Row = Record<string, any>;
 type Text = string | null;
@@ -94,6 +102,19 @@ export function usageFromRow(r: Row): UsageRow {
 }
 
 /** A key's metadata as a `keys` row (money columns apart: only createKey and the commit write them). */
+export function usageHourFromRow(r: Row): UsageHour {
+  return {
+    hour: Number(r.hour),
+    family: r.family as Family,
+    model: r.model,
+    requests: Number(r.requests),
+    charged: BigInt(r.charged),
+    inputTokens: Number(r.input_tokens),
+    cachedInputTokens: Number(r.cached_input_tokens),
+    outputTokens: Number(r.output_tokens),
+  };
+}
+
 export function keyMetaRow(m: KeyMeta) {
   return {
     id: m.id,

@@ -23,6 +23,7 @@ import type {
   LeaseTake,
   LeaseView,
   ThetaPoolDoc,
+  UsageHour,
   UsageRow,
 } from "./types.ts";
 import { connect, LOCKS, naming, type Sql } from "./pg_connect.ts";
@@ -40,8 +41,10 @@ import {
   unnestOf,
   USAGE_COLUMNS,
   usageFromRow,
+  usageHourFromRow,
 } from "./pg_rows.ts";
-import { emptyWindow } from "./shared_window.ts";
+import { emptyWindow, HOUR } from "./shared_window.ts";
+import { checkHourRange } from "./usage_hours.ts";
 import { countRequest, thetaChannel, updateThetaPool, watchThetaPool } from "./pg_theta.ts";
 
 /** How often every expired file, tool loop and lease is deleted (KV's `expireIn` does this by itself). */
@@ -51,6 +54,12 @@ const SWEEP_BATCH = 500;
 
 const USAGE_NAMES = USAGE_COLUMNS.map(([name]) => name).join(", ");
 const USAGE_UPDATE = USAGE_COLUMNS.map(([name]) => `${name} = EXCLUDED.${name}`).join(", ");
+
+/** usage_hours' columns (pg_migrations.ts version 6), and the sums an upsert adds to. */
+const HOUR_NAMES =
+  "key_id, hour, family, model, requests, charged, input_tokens, cached_input_tokens, output_tokens";
+const HOUR_SUMS = ["requests", "charged", "input_tokens", "cached_input_tokens", "output_tokens"]
+  .map((c) => `${c} = usage_hours.${c} + EXCLUDED.${c}`).join(", ");
 
 /** Window columns after a commit at `at`: rolled as shared_window.ts rollWindow does (a window that started
  *  before the current one restarts at zero; a later-stamped one is kept), then `add` added; untouched for a
@@ -74,9 +83,11 @@ const WINDOW_ADD = { spent: "delta.window_spent", reserved: "delta.window_reserv
 /**
  * The whole group commit as one statement (so one round trip and one transaction): money deltas summed per
  * key and added to the counters (and, for lease deltas, to the windows rolled to `at`), the holders'
- * leases shrunk, settled checkpoints deleted, usage rows and fresh checkpoints upserted. Several processes
- * commit and take at once, so rows are locked in one order: the keys by id (`locked`, before any key is updated),
- * then, once every key is updated, the leases by (key, holder) — a take locks its key first too.
+ * leases shrunk, settled checkpoints deleted, usage rows and fresh checkpoints upserted, and the rows summed
+ * per (key, hour, family, model) added to usage_hours (one upsert per hour: a batch never names one twice).
+ * Several processes commit and take at once, so rows are locked in one order: the keys by id (`locked`, before
+ * any key is updated), then, once every key is updated, the leases by (key, holder) — a take locks its key
+ * first too — and, once the leases are locked, the hours in key order.
  * Parameters: the money columns (MONEY_COLUMNS), then those of HOUR_START.
  */
 const COMMIT_SQL = `
@@ -111,9 +122,18 @@ WITH d AS (
   WHERE leases.key_id = held.key_id AND leases.holder = held.holder AND held.amount <= held.shrink
 ), closed AS (
   DELETE FROM usage_checkpoints WHERE request_id = ANY($${CLOSED}::text[])
+), new_rows AS (
+  SELECT * FROM ${unnestOf(USAGE_COLUMNS, CLOSED + 1)} AS r(${USAGE_NAMES})
 ), usage AS (
-  INSERT INTO usage_rows (${USAGE_NAMES}) SELECT * FROM ${unnestOf(USAGE_COLUMNS, CLOSED + 1)}
+  INSERT INTO usage_rows (${USAGE_NAMES}) SELECT * FROM new_rows
   ON CONFLICT (key_id, created_at, request_id) DO UPDATE SET ${USAGE_UPDATE}
+), hours AS (
+  INSERT INTO usage_hours (${HOUR_NAMES})
+  SELECT key_id, created_at - created_at % ${HOUR}, family, model, count(*), sum(charged),
+    sum(input_tokens), sum(cached_input_tokens), sum(output_tokens)
+  FROM new_rows WHERE (SELECT count(*) FROM held) >= 0
+  GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+  ON CONFLICT (key_id, hour, family, model) DO UPDATE SET ${HOUR_SUMS}
 ), open AS (
   INSERT INTO usage_checkpoints (${USAGE_NAMES}) SELECT * FROM ${
   unnestOf(USAGE_COLUMNS, CLOSED + 1 + USAGE_COLUMNS.length)
@@ -237,6 +257,17 @@ export class PgStore implements Store {
     return rows.length === opts.limit && rows.length > 0
       ? { rows, cursors, next: cursors[cursors.length - 1]! }
       : { rows, cursors };
+  }
+
+  /** Served by usage_hours' primary key (key_id, hour, family, model): an index range, in its order. */
+  async usageHours(keyId: string, fromMs: number, toMs: number): Promise<UsageHour[]> {
+    checkHourRange(fromMs, toMs);
+    const rows = await this.sql.unsafe(
+      `SELECT * FROM usage_hours WHERE key_id = $1 AND hour >= $2 AND hour < $3 ORDER BY hour, family, model`,
+      [keyId, fromMs, toMs],
+      { prepare: true },
+    );
+    return rows.map(usageHourFromRow);
   }
 
   async getTariff(): Promise<TariffRow[] | null> {

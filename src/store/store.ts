@@ -13,6 +13,7 @@ import type {
   LeaseTake,
   LeaseView,
   ThetaPoolDoc,
+  UsageHour,
   UsageRow,
 } from "./types.ts";
 
@@ -92,6 +93,14 @@ export interface Store {
   listOpen(): Promise<UsageRow[]>;
   /** Usage rows of one key, newest first. `after` is a continuation from a previous page. */
   listUsage(keyId: string, opts: { limit: number; after?: string }): Promise<UsagePage>;
+  /**
+   * A key's hourly usage sums (the dashboard's charts, issue 19): one entry per (hour, family, model) with at
+   * least one row, for the hours whose start is in [fromMs, toMs) — with hour-aligned bounds, exactly the
+   * rows whose `createdAt` is in [fromMs, toMs). Sorted by hour, then family, then model (by bytes). The sums
+   * are kept by `commit` in the same atomic write as the rows and read as one index range, never by scanning
+   * rows; a row counts once per commit that writes it, as its money does.
+   */
+  usageHours(keyId: string, fromMs: number, toMs: number): Promise<UsageHour[]>;
   /** The live tariff rows; null when never stored (the gateway then seeds it). */
   getTariff(): Promise<TariffRow[] | null>;
   /** Replaces the whole tariff in one write. */

@@ -137,6 +137,25 @@ export interface UsageRow {
   rates: { input: bigint; cacheRead: bigint; output: bigint; search: bigint };
 }
 
+/**
+ * A key's usage summed over one UTC clock hour for one family and model (Store.usageHours): kept by the store
+ * in the same atomic write as the usage rows it counts, so reading it never scans rows (issue 19).
+ */
+export interface UsageHour {
+  /** Start of the UTC hour (Unix ms) holding the rows' `createdAt`. */
+  hour: number;
+  family: Family;
+  /** The rows' `model` (the requested id, not `servedModel`). */
+  model: string;
+  /** Usage rows counted, whatever their status. */
+  requests: number;
+  /** Σ charged, pico-USD. */
+  charged: bigint;
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+}
+
 /** What the group committer writes in one atomic operation. */
 export interface CommitBatch {
   /** Added to the keys' spent/credited counters (atomic sums: two writers never lose each other's). */

@@ -9,6 +9,7 @@ interface ProfileNode {
   id: number;
   callFrame: CallFrame;
   hitCount?: number;
+  children?: number[];
 }
 export interface CpuProfile {
   nodes: ProfileNode[];
@@ -33,6 +34,8 @@ function label(f: CallFrame, root: string): string {
   return `${name} ${where}:${f.lineNumber + 1}`;
 }
 
+const OWN = "the gateway's own code (src/, main.ts)";
+
 /** Where a function's code comes from, for the self time by origin. */
 export function originOf(f: CallFrame, root: string): string {
   const url = f.url.replace(/^file:\/\//, "");
@@ -43,7 +46,7 @@ export function originOf(f: CallFrame, root: string): string {
   if (url.includes("/npm/") || url.includes("node_modules") || /^(https?|jsr|npm):/.test(url)) {
     return "dependencies (npm)";
   }
-  return url.startsWith(root) ? "the gateway's own code (src/, main.ts)" : "other";
+  return url.startsWith(root) ? OWN : "other";
 }
 
 /** Samples per node id: all of them, or those `window` holds (ms after the profile's start). */
@@ -96,6 +99,42 @@ export function topSelf(
       .sort((a, b) => b[1] - a[1])
       .map(([name, samples]) => ({ name, samples, share: busy ? samples / busy : 0 }));
   return { top: ranked(counts).slice(0, n), busy, total, origins: ranked(byOrigin) };
+}
+
+/**
+ * The `n` functions of the gateway's own code with the most total time (self time plus everything they
+ * call), over the whole profile or `window`, as shares of the busy samples: a sample counts once for each
+ * own function on its stack (recursion counted once). Self time spreads a stage over the runtime calls it
+ * makes; total time says what the stage costs as a whole.
+ */
+export function topInclusive(
+  profile: CpuProfile,
+  root: string,
+  n = 15,
+  window?: { fromMs: number; toMs: number },
+): SelfTime[] {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) for (const c of node.children ?? []) parent.set(c, node.id);
+  const counts = new Map<string, number>();
+  let busy = 0;
+  for (const [id, hits] of hitsOf(profile, window)) {
+    if (hits === 0 || byId.get(id)?.callFrame.functionName === "(idle)") continue;
+    busy += hits;
+    const seen = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const f = byId.get(at)!.callFrame;
+      if (originOf(f, root) !== OWN) continue;
+      const key = label(f, root);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      counts.set(key, (counts.get(key) ?? 0) + hits);
+    }
+  }
+  return [...counts.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([name, samples]) => ({ name, samples, share: busy ? samples / busy : 0 }));
 }
 
 /** Repository root: profile locations are shown relative to it. */

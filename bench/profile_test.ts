@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { type CpuProfile, originOf, topSelf } from "./profile.ts";
+import { type CpuProfile, originOf, topInclusive, topSelf } from "./profile.ts";
 
 const frame = (functionName: string, url = "", lineNumber = -1) => ({ functionName, url, lineNumber });
 // Five samples 1 ms apart (at 1..5 ms): f, f, g, idle, f.
@@ -49,4 +49,31 @@ Deno.test("topSelf: a window counts only the samples taken in it", () => {
     samples: 1,
     share: 0.5,
   }]);
+});
+
+Deno.test("topInclusive: a sample counts once for each of the gateway's own functions on its stack", () => {
+  // h (own) calls k (own) calls op_x (native) and k again (recursion); m is not own code.
+  const nested: CpuProfile = {
+    nodes: [
+      { id: 1, callFrame: frame("(root)"), children: [2, 3, 8] },
+      { id: 2, callFrame: frame("(idle)"), hitCount: 1 },
+      { id: 3, callFrame: frame("h", "file:///repo/src/h.ts", 0), children: [4, 7] },
+      { id: 4, callFrame: frame("k", "file:///repo/src/k.ts", 9), hitCount: 1, children: [5, 6] },
+      { id: 5, callFrame: frame("op_x"), hitCount: 2 },
+      { id: 6, callFrame: frame("k", "file:///repo/src/k.ts", 9), hitCount: 1 },
+      { id: 7, callFrame: frame("m", "ext:deno_web/06_streams.js", 0), hitCount: 1 },
+      { id: 8, callFrame: frame("g"), hitCount: 1 },
+    ],
+    startTime: 0,
+    endTime: 7000,
+    samples: [4, 5, 5, 6, 7, 8, 2],
+    timeDeltas: [1000, 1000, 1000, 1000, 1000, 1000, 1000],
+  };
+  assert.deepEqual(topInclusive(nested, "/repo/"), [
+    { name: "h src/h.ts:1", samples: 5, share: 5 / 6 },
+    { name: "k src/k.ts:10", samples: 4, share: 4 / 6 },
+  ]);
+  assert.deepEqual(topInclusive(nested, "/repo/", 15, { fromMs: 4.5, toMs: 7 }), [
+    { name: "h src/h.ts:1", samples: 1, share: 1 / 2 },
+  ]);
 });

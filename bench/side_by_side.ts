@@ -32,7 +32,7 @@ import {
   startGatewayProc,
   stopOnSignal,
 } from "./procs.ts";
-import { PROFILE_ROOT, readProfiles, topSelf } from "./profile.ts";
+import { PROFILE_ROOT, readProfiles, topInclusive, topSelf } from "./profile.ts";
 import { ms, num } from "./report.ts";
 import { chat, PATH } from "./scenarios.ts";
 import { sectionOf, SIDE_BASELINE_HEADING, SIDE_HEADING, withSection } from "./sections.ts";
@@ -99,7 +99,10 @@ export async function benchSideBySide(o: SideOptions): Promise<SideResult> {
     const rows = (await usageRows(gw.url)) - rowsBefore;
     await Promise.all([gw.stop(), bare.stop()]);
 
-    const profiled = await profileRun(mock, dir, o, gateway);
+    const profiled = {
+      json: await profileRun("json", mock, dir, o, gateway),
+      stream: await profileRun("stream", mock, dir, o, gateway),
+    };
     // Idle streams through fresh processes, so heap grown under the load does not count.
     const holds: ProxyHold[] = [];
     const bareHold = await start(startBareProxy(mock.url, fdLimit));
@@ -218,24 +221,29 @@ async function usageRows(url: string): Promise<number> {
   return Number(/^gateway_group_commit_batch_rows_sum (\S+)$/m.exec(text)?.[1] ?? NaN);
 }
 
-/** A gateway with --cpu-prof under the c=32 stream load; the top self time over the measured window. */
+/** A gateway with --cpu-prof under the c=32 JSON or stream load; the top self and total time over the measured
+ *  window. */
 async function profileRun(
+  load: "json" | "stream",
   mock: Proc,
   dir: string,
   o: SideOptions,
   gateway: (mockUrl: string, name: string, opts: { cpuProfDir: string }) => Promise<Proc>,
 ): Promise<Profiled | string> {
-  const profDir = `${dir}/prof`;
+  const profDir = `${dir}/prof-${load}`;
   const spawnedAt = performance.now();
-  const gw = await gateway(mock.url, "kv-prof", { cpuProfDir: profDir });
+  const gw = await gateway(mock.url, `kv-prof-${load}`, { cpuProfDir: profDir });
   const key = await createKey(gw.url);
-  const script = `${dir}/prof-stream.lua`;
+  const script = `${dir}/prof-${load}.lua`;
   await Deno.writeTextFile(
     script,
-    wrkScript({ "content-type": "application/json", authorization: `Bearer ${key}` }, STREAM_BODY),
+    wrkScript(
+      { "content-type": "application/json", authorization: `Bearer ${key}` },
+      load === "json" ? JSON_BODY : STREAM_BODY,
+    ),
   );
   const run = { script, url: gw.url + PATH, connections: CONNECTIONS, threads: 2 };
-  o.log(`  profiled gateway pid ${gw.pid}: stream c=${CONNECTIONS}`);
+  o.log(`  profiled gateway pid ${gw.pid}: ${load} c=${CONNECTIONS}`);
   await runWrk({ ...run, seconds: o.warmup });
   const threadsBefore = await threadJiffies(gw.pid);
   const from = performance.now() - spawnedAt;
@@ -249,12 +257,11 @@ async function profileRun(
   const [p] = await readProfiles(profDir).catch(() => []);
   if (!p) return `no .cpuprofile was written to ${profDir}`;
   // Times are from the spawn; the profile starts some 30 ms later: trim each end of the window.
-  const t = topSelf(p.profile, PROFILE_ROOT, 15, {
-    fromMs: from + PROFILE_TRIM_MS,
-    toMs: to - PROFILE_TRIM_MS,
-  });
+  const window = { fromMs: from + PROFILE_TRIM_MS, toMs: to - PROFILE_TRIM_MS };
+  const t = topSelf(p.profile, PROFILE_ROOT, 15, window);
+  const inclusive = topInclusive(p.profile, PROFILE_ROOT, 15, window);
   o.log(`  profile ${p.name}: ${t.busy} busy of ${t.total} samples in the window`);
-  return { file: p.name, ...t, threads, windowMs: to - from, wrk: w, cpu };
+  return { load, file: p.name, ...t, inclusive, threads, windowMs: to - from, wrk: w, cpu };
 }
 
 /** `doc` with both side-by-side sections: this run's under its heading, the other kept from `previous`. */

@@ -56,8 +56,11 @@ export interface SideRuns {
 }
 
 export interface Profiled {
+  load: "json" | "stream";
   file: string;
   top: SelfTime[];
+  /** The gateway's own functions by total time (profile.ts topInclusive). */
+  inclusive: SelfTime[];
   /** Self time by where the code comes from (profile.ts originOf). */
   origins: SelfTime[];
   busy: number;
@@ -68,6 +71,9 @@ export interface Profiled {
   wrk: WrkResult;
   cpu: CpuUse;
 }
+
+const LOAD = { json: "JSON", stream: "stream" } as const;
+const UNIT = { json: "requests/s", stream: "streams/s" } as const;
 
 /** CPU ms a process spent per response of a run. */
 export const cpuMsPer = (r: Loaded, name: string) => (r.cpu.byName[name] ?? NaN) * r.wallMs / r.wrk.requests;
@@ -85,7 +91,8 @@ export interface Rendered {
   runs: Record<Side, SideRuns>;
   /** Usage rows the gateway committed over its measured runs (billing on). */
   rows: number;
-  profiled: Profiled | string;
+  /** A profile per load, or why there is none. */
+  profiled: Record<"json" | "stream", Profiled | string>;
   holds: ProxyHold[];
 }
 
@@ -243,17 +250,18 @@ export function render({ o, commit, wrk, runs, rows, profiled, holds }: Rendered
       ]);
     }
   }
-  if (typeof profiled !== "string") {
-    const c = (n: string) => (profiled.cpu.byName[n] ?? 0).toFixed(2);
-    const wrkCores = profiled.wrk.clientCpuMs / profiled.windowMs;
+  for (const p of Object.values(profiled)) {
+    if (typeof p === "string") continue;
+    const c = (n: string) => (p.cpu.byName[n] ?? 0).toFixed(2);
+    const wrkCores = p.wrk.clientCpuMs / p.windowMs;
     cpuRows.push([
-      "stream c=32, gateway with --cpu-prof",
+      `${LOAD[p.load]} c=${CONNECTIONS}, gateway with --cpu-prof`,
       wrkCores.toFixed(2),
       c("mock"),
       "—",
       c("gateway"),
-      profiled.cpu.irq.toFixed(2),
-      Math.max(0, profiled.cpu.other - wrkCores).toFixed(2),
+      p.cpu.irq.toFixed(2),
+      Math.max(0, p.cpu.other - wrkCores).toFixed(2),
     ]);
   }
   const cpuTable = grid(
@@ -321,7 +329,10 @@ export function render({ o, commit, wrk, runs, rows, profiled, holds }: Rendered
     "",
     cpuTable,
     "",
-    ...whereTimeGoes(profiled, o),
+    "### Where the time goes",
+    "",
+    ...whereTimeGoes("json", profiled.json, o),
+    ...whereTimeGoes("stream", profiled.stream, o),
     "Notes:",
     "",
     ...maxOther > 0.2
@@ -356,8 +367,8 @@ export function render({ o, commit, wrk, runs, rows, profiled, holds }: Rendered
   return lines.join("\n");
 }
 
-function whereTimeGoes(p: Profiled | string, o: SideOptions): string[] {
-  const head = "### Where the time goes";
+function whereTimeGoes(load: "json" | "stream", p: Profiled | string, o: SideOptions): string[] {
+  const head = `#### Under the ${LOAD[load]} load`;
   if (typeof p === "string") return [head, "", `No profile: ${p}.`, ""];
   const pct = (share: number) => `${(share * 100).toFixed(1)}%`;
   // A main thread near one core is saturated: it, not the machine, bounds the gateway's rate.
@@ -369,8 +380,12 @@ function whereTimeGoes(p: Profiled | string, o: SideOptions): string[] {
   return [
     head,
     "",
-    `A fresh gateway (KV file) run with \`--cpu-prof\`, under the stream load at c=${CONNECTIONS} (wrk, ` +
-    `${o.warmup} s warm-up, then ${o.seconds} s: ${num(p.wrk.rps)} streams/s with the profiler on); the ` +
+    `A fresh gateway (KV file) run with \`--cpu-prof\`, under the ${
+      LOAD[load]
+    } load at c=${CONNECTIONS} (wrk, ` +
+    `${o.warmup} s warm-up, then ${o.seconds} s: ${num(p.wrk.rps)} ${
+      UNIT[load]
+    } with the profiler on); the ` +
     `profile is read over that window less ${PROFILE_TRIM_MS} ms at each end. The gateway process used ` +
     `${(p.cpu.byName.gateway ?? NaN).toFixed(2)} cores, by thread: ${
       threads.join(", ")
@@ -388,6 +403,15 @@ function whereTimeGoes(p: Profiled | string, o: SideOptions): string[] {
     grid(
       ["#", "Self time", "Samples", "Function and location (top 15)"],
       shares(p.top, (t) => `\`${t.name}\``),
+      [true, true, true, false],
+    ),
+    "",
+    "The gateway's own functions by total time (their self time and all they call, runtime included; a " +
+    "sample counts once per function on its stack, so the shares overlap along a call chain):",
+    "",
+    grid(
+      ["#", "Total time", "Samples", "Function and location (top 15)"],
+      shares(p.inclusive, (t) => `\`${t.name}\``),
       [true, true, true, false],
     ),
     "",

@@ -48,6 +48,8 @@ export const kvKeys = {
   toolLoopPrefix: (keyId: string) => ["tool_loop", keyId] as const,
   /** The theta account pool's document (kv_theta.ts), UTF-8 JSON of at most 60,000 bytes. */
   thetaPool: () => ["theta_pool"] as const,
+  /** A dashboard session by the SHA-256 of its id (store.ts putSession), removed by KV at its expiry. */
+  session: (hash: string) => ["dashboard_session", hash] as const,
   /** A key's request count of one counter over the UTC hour and day (kv_theta.ts). */
   requestCount: (keyId: string, counter: string) => ["request_count", keyId, counter] as const,
 };

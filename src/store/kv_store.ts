@@ -16,6 +16,7 @@ import type {
   LeaseTake,
   LeaseView,
   MoneyDelta,
+  SessionRecord,
   ThetaPoolDoc,
   UsageHour,
   UsageRow,
@@ -400,6 +401,23 @@ export class KvStore implements Store {
     limits: { hour: number | null; day: number | null },
   ): Promise<"ok" | "hour" | "day"> {
     return this.#theta.countRequest(keyId, counter, now, limits);
+  }
+
+  /** KV removes the session by itself after its lifetime (`expireIn`, in time but not to the millisecond), so a
+   *  read checks the expiry too. */
+  async putSession(session: SessionRecord): Promise<void> {
+    await this.kv.set(kvKeys.session(session.hash), session, {
+      expireIn: Math.max(1, session.expiresAt - session.createdAt),
+    });
+  }
+
+  async getSession(hash: string, now: number): Promise<SessionRecord | null> {
+    const found = (await this.kv.get<SessionRecord>(kvKeys.session(hash))).value;
+    return found !== null && found.expiresAt > now ? found : null;
+  }
+
+  async deleteSession(hash: string): Promise<void> {
+    await this.kv.delete(kvKeys.session(hash));
   }
 
   close(): Promise<void> {

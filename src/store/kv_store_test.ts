@@ -5,6 +5,7 @@ import { KvStore } from "./kv_store.ts";
 import type { LeaseView } from "./types.ts";
 import { leaseCommitContract } from "./lease_commit_contract.ts";
 import { leaseContract } from "./lease_contract.ts";
+import { sessionContract } from "./session_contract.ts";
 import { thetaContract } from "./theta_contract.ts";
 import { type StoreBackend, storeContract } from "./store_contract.ts";
 
@@ -22,6 +23,7 @@ storeContract(kv);
 leaseContract(kv);
 leaseCommitContract(kv);
 thetaContract(kv);
+sessionContract(kv);
 
 /**
  * A store over `kv` whose atomic operations and reads are counted. `afterRead`, when set, runs once after

@@ -201,6 +201,21 @@ SELECT key_id, created_at - created_at % 3600000, family, model, count(*), sum(c
 FROM usage_rows GROUP BY 1, 2, 3, 4;
 `,
   },
+  {
+    version: 7,
+    name: "dashboard sessions",
+    sql: `
+-- The key holder's dashboard sessions (store.ts putSession; src/auth/session.ts), by the SHA-256 of the
+-- session id. A session is never read once expired; the sweep deletes it (pg_store.ts) by expires_at.
+CREATE TABLE dashboard_sessions (
+  hash text COLLATE "C" PRIMARY KEY,
+  key_id text COLLATE "C" NOT NULL,
+  created_at bigint NOT NULL,
+  expires_at bigint NOT NULL
+);
+CREATE INDEX dashboard_sessions_expiry ON dashboard_sessions (expires_at);
+`,
+  },
 ];
 
 /**

@@ -22,6 +22,7 @@ import type {
   KeyRecord,
   LeaseTake,
   LeaseView,
+  SessionRecord,
   ThetaPoolDoc,
   UsageHour,
   UsageRow,
@@ -47,7 +48,7 @@ import { emptyWindow, HOUR } from "./shared_window.ts";
 import { checkHourRange } from "./usage_hours.ts";
 import { countRequest, thetaChannel, updateThetaPool, watchThetaPool } from "./pg_theta.ts";
 
-/** How often every expired file, tool loop and lease is deleted (KV's `expireIn` does this by itself). */
+/** How often every expired file, tool loop, lease and session is deleted (KV's `expireIn` does this by itself). */
 const SWEEP_MS = 60_000;
 /** Rows deleted per sweep statement, so a sweep never holds many row locks at once. */
 const SWEEP_BATCH = 500;
@@ -312,6 +313,30 @@ export class PgStore implements Store {
     return countRequest(this.sql, keyId, counter, now, limits);
   }
 
+  async putSession(session: SessionRecord): Promise<void> {
+    await this.sql`
+      INSERT INTO dashboard_sessions (hash, key_id, created_at, expires_at)
+      VALUES (${session.hash}, ${session.keyId}, ${session.createdAt}, ${session.expiresAt})`;
+  }
+
+  async getSession(hash: string, now: number): Promise<SessionRecord | null> {
+    const [row] = await this.sql`
+      SELECT hash, key_id, created_at, expires_at FROM dashboard_sessions
+      WHERE hash = ${hash} AND expires_at > ${now}`;
+    return row
+      ? {
+        hash: row.hash,
+        keyId: row.key_id,
+        createdAt: Number(row.created_at),
+        expiresAt: Number(row.expires_at),
+      }
+      : null;
+  }
+
+  async deleteSession(hash: string): Promise<void> {
+    await this.sql`DELETE FROM dashboard_sessions WHERE hash = ${hash}`;
+  }
+
   /** Under a per-key transaction lock: expired files are dropped from the count (and deleted), the live ones
    *  counted, and the file written with its bytes — visible to others only at the commit, whole. */
   async putFile(
@@ -394,8 +419,9 @@ export class PgStore implements Store {
     ]);
   }
 
-  /** Deletes every file, tool loop and lease expired at `now` (a batch each: the next sweep takes the rest).
-   *  An expired lease counts for nothing already (pg_leases.ts); deleting it only keeps the table small. */
+  /** Deletes every file, tool loop, lease and dashboard session expired at `now` (a batch each: the next sweep
+   *  takes the rest). An expired lease or session counts for nothing already (pg_leases.ts, getSession);
+   *  deleting it only keeps the table small. */
   async sweep(now: number): Promise<void> {
     try {
       await sweepFiles(this.sql, now);
@@ -406,6 +432,10 @@ export class PgStore implements Store {
       await this.sql`
         DELETE FROM leases WHERE (key_id, holder) IN (
           SELECT key_id, holder FROM leases WHERE expires_at <= ${now}
+          LIMIT ${SWEEP_BATCH} FOR UPDATE SKIP LOCKED)`;
+      await this.sql`
+        DELETE FROM dashboard_sessions WHERE hash IN (
+          SELECT hash FROM dashboard_sessions WHERE expires_at <= ${now}
           LIMIT ${SWEEP_BATCH} FOR UPDATE SKIP LOCKED)`;
     } catch (err) {
       console.error(`postgres store sweep failed: ${err instanceof Error ? err.message : err}`);

@@ -11,6 +11,7 @@ import { PgStore } from "./pg_store.ts";
 import { freshSchema, PG_SKIP_NOTE, TEST_DATABASE_URL, type TestSchema } from "./pg_test_schema.ts";
 import { leaseCommitContract } from "./lease_commit_contract.ts";
 import { leaseContract } from "./lease_contract.ts";
+import { sessionContract } from "./session_contract.ts";
 import { thetaContract } from "./theta_contract.ts";
 import { type StoreBackend, storeContract } from "./store_contract.ts";
 import { keyRecord, usageRow } from "./test_fixtures.ts";
@@ -27,6 +28,7 @@ storeContract(postgres);
 leaseContract(postgres);
 leaseCommitContract(postgres);
 thetaContract(postgres);
+sessionContract(postgres);
 
 /** 10:30 UTC: lease times are given, never read from the clock. */
 const T = Date.UTC(2026, 0, 1, 10, 30);
@@ -280,7 +282,7 @@ pgTest("the usage report's page is an index range in the report's order (no sort
   }
 });
 
-pgTest("the sweep deletes every expired file, tool loop and lease, and nothing live", async (s) => {
+pgTest("the sweep deletes every expired file, tool loop, lease and session, and nothing live", async (s) => {
   const store = await PgStore.open(s.url);
   try {
     const quota = { maxFiles: 5, maxBytes: 1_000 };
@@ -314,6 +316,10 @@ pgTest("the sweep deletes every expired file, tool loop and lease, and nothing l
     await take("h_old", 100);
     await take("h_edge", 500); // expires at 500: expired at 500
     await take("h_new", 501);
+    const session = (hash: string, expiresAt: number) => ({ hash, keyId: "k1", createdAt: 0, expiresAt });
+    await store.putSession(session("s_old", 100));
+    await store.putSession(session("s_edge", 500));
+    await store.putSession(session("s_new", 501));
     await store.sweep(500);
     const sql = connect(s.url, "test");
     try {
@@ -325,6 +331,7 @@ pgTest("the sweep deletes every expired file, tool loop and lease, and nothing l
       );
       assert.deepEqual((await sql`SELECT id FROM tool_loops`).map((r) => r.id), ["l_new"]);
       assert.deepEqual((await sql`SELECT holder FROM leases`).map((r) => r.holder), ["h_new"]);
+      assert.deepEqual((await sql`SELECT hash FROM dashboard_sessions`).map((r) => r.hash), ["s_new"]);
     } finally {
       await sql.end();
     }

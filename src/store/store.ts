@@ -12,6 +12,7 @@ import type {
   KeyRecord,
   LeaseTake,
   LeaseView,
+  SessionRecord,
   ThetaPoolDoc,
   UsageHour,
   UsageRow,
@@ -183,6 +184,17 @@ export interface Store {
     now: number,
     limits: { hour: number | null; day: number | null },
   ): Promise<"ok" | "hour" | "day">;
+
+  /**
+   * Dashboard sessions (src/auth/session.ts), shared by every process on the store, so a sign-in works on any
+   * of them and a sign-out ends it on all. Written once at sign-in; gone at `expiresAt` (never returned from
+   * then on, removed by the store in time) or when deleted.
+   */
+  putSession(session: SessionRecord): Promise<void>;
+  /** The session stored under `hash`, or null when there is none or it expired at `now`. */
+  getSession(hash: string, now: number): Promise<SessionRecord | null>;
+  /** Removes the session stored under `hash` (sign-out); nothing when there is none. */
+  deleteSession(hash: string): Promise<void>;
 
   /** Ends the store's connections (and releases the KV file's lock, open.ts). */
   close(): Promise<void>;

@@ -156,6 +156,20 @@ export interface UsageHour {
   outputTokens: number;
 }
 
+/**
+ * A sign-in to the key holder's dashboard (src/auth/session.ts), stored under the SHA-256 of its id: the id
+ * itself lives only in the browser's cookie, so a copy of the store cannot sign anyone in.
+ */
+export interface SessionRecord {
+  /** SHA-256 (hex) of the session id. */
+  hash: string;
+  keyId: string;
+  /** Unix ms. */
+  createdAt: number;
+  /** Unix ms: from then on the session is gone. */
+  expiresAt: number;
+}
+
 /** What the group committer writes in one atomic operation. */
 export interface CommitBatch {
   /** Added to the keys' spent/credited counters (atomic sums: two writers never lose each other's). */

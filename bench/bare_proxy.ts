@@ -6,7 +6,12 @@
  * Env: UPSTREAM (base URL, e.g. http://127.0.0.1:8080), PORT, HOST (default 127.0.0.1), PUMP: unset, the
  * upstream body is handed to the response as it is (the runtime pipes it natively); `js`, every chunk goes
  * through a JavaScript stream (read, enqueue); `sse`, each chunk is also decoded, parsed into SSE frames and
- * encoded again — the least any gateway that reads the frames must do (README "Performance").
+ * encoded again — the least any gateway that reads the frames must do (README "Performance"). METER (JSON
+ * answers): unset, none; `parse`, the request body and the upstream's answer are parsed and the answer's
+ * `usage` and `model` read — the least a gateway that meters must do; `kv`, that and one usage row per
+ * request made durable in Deno KV (a file in KV_DIR) the way the gateway's group commit does it: the rows of a
+ * round (5 ms after the first, or at once when rows waited behind the commit in flight) in one atomic
+ * operation with a sum per key (needs --unstable-kv and --allow-read/--allow-write).
  */
 import { createParser } from "eventsource-parser";
 const upstream = Deno.env.get("UPSTREAM");
@@ -15,6 +20,65 @@ const port = Number(Deno.env.get("PORT") ?? 0);
 const hostname = Deno.env.get("HOST") ?? "127.0.0.1";
 const STREAM = /"stream"\s*:\s*true/;
 const PUMP = Deno.env.get("PUMP");
+const METER = Deno.env.get("METER");
+const rows = METER === "kv" ? await usageRows(`${Deno.env.get("KV_DIR") ?? "."}/bare-proxy.kv`) : undefined;
+
+/** A group commit of usage rows shaped like the gateway's (src/store/types.ts UsageRow), on Deno KV. */
+async function usageRows(path: string): Promise<(row: Record<string, unknown>) => void> {
+  const kv = await Deno.openKv(path);
+  let pending: Record<string, unknown>[] = [];
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let inflight = false;
+  const round = async () => {
+    timer = undefined;
+    inflight = true;
+    const batch = pending;
+    pending = [];
+    const op = kv.atomic();
+    let spent = 0n;
+    for (const r of batch) {
+      op.set(["usage", "key_bench", r.createdAt as number, r.requestId as string], r);
+      spent += r.charged as bigint;
+    }
+    op.sum(["money", "key_bench", "spent"], spent);
+    await op.commit();
+    inflight = false;
+    if (pending.length > 0) timer = setTimeout(round, 0);
+  };
+  return (row) => {
+    pending.push(row);
+    if (!inflight && timer === undefined) timer = setTimeout(round, 5);
+  };
+}
+
+let seq = 0;
+/** What metering reads of a JSON answer (METER), and the usage row it writes. */
+function meter(requestText: string, answerText: string): void {
+  const request = JSON.parse(requestText);
+  const answer = JSON.parse(answerText);
+  const usage = answer.usage ?? {};
+  if (!rows) return;
+  const now = Date.now();
+  rows({
+    requestId: `req_bench_${++seq}`,
+    keyId: "key_bench",
+    family: "alpha",
+    model: String(request.model ?? answer.model),
+    endpoint: "/v1/chat/completions",
+    stream: false,
+    status: "ok",
+    createdAt: now,
+    inputTokens: usage.prompt_tokens ?? 0,
+    cachedInputTokens: 0,
+    outputTokens: usage.completion_tokens ?? 0,
+    webSearchRequests: 0,
+    reserved: 4_000_000_000n,
+    charged: 12_000_000n,
+    writtenOff: 0n,
+    usageSource: "upstream",
+    rates: { input: 1_000_000n, cacheRead: 100_000n, output: 4_000_000n, search: 0n },
+  });
+}
 
 /** The upstream body re-emitted through JavaScript, as PUMP says. */
 function pumped(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
@@ -50,7 +114,9 @@ Deno.serve({ port, hostname, onListen() {} }, async (req) => {
     const body = PUMP && res.body ? pumped(res.body) : res.body;
     return new Response(body, { status: res.status, headers: { "content-type": "text/event-stream" } });
   }
-  return new Response(await res.text(), {
+  const answer = await res.text();
+  if (METER && text !== undefined) meter(text, answer);
+  return new Response(answer, {
     status: res.status,
     headers: { "content-type": "application/json" },
   });

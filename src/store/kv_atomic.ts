@@ -3,6 +3,31 @@
  * answer. Used by the lease book (kv_leases.ts) and every read-check-write of the KV store.
  */
 
+/** Deno KV limits one atomic operation to 1000 mutations; a store's writes split before this many. */
+export const MAX_MUTATIONS = 900;
+/** Deno KV limits the keys of one atomic operation (its checks' and its mutations') to 81,920 bytes together,
+ *  as encoded (`keyBytes`); a store's writes split before this many. */
+export const MAX_KEY_BYTES = 80_000;
+
+/**
+ * The size of a key of the store as Deno KV encodes it (denokv's tuple encoding: a string is a type byte, its
+ * UTF-8 with each 0x00 escaped by a following 0xff, and a terminator; a number a type byte and 8 bytes), the
+ * measure of MAX_KEY_BYTES. The store's keys hold only strings and numbers (kv_keys.ts).
+ */
+export function keyBytes(key: Deno.KvKey): number {
+  let n = 0;
+  for (const part of key) {
+    if (typeof part !== "string") n += 9;
+    else {
+      const utf8 = encoder.encode(part);
+      n += 2 + utf8.length + utf8.filter((b) => b === 0).length;
+    }
+  }
+  return n;
+}
+
+const encoder = new TextEncoder();
+
 /** Whether a commit failed because another connection to a shared KV file (SQLite) wrote meanwhile. */
 export function isLockedError(err: unknown): boolean {
   return err instanceof Error && err.message === "database is locked";

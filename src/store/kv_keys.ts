@@ -20,6 +20,7 @@ export const kvKeys = {
   usage: (keyId: string, createdAt: number, requestId: string) =>
     ["usage", keyId, Number.MAX_SAFE_INTEGER - createdAt, requestId] as const,
   usagePrefix: (keyId: string) => ["usage", keyId] as const,
+  usageRowsPrefix: () => ["usage"] as const,
   /** One counter of a key's usage in a UTC hour for a family and model (kv_usage_hours.ts): a KvU64 worth
    *  value·2^(32·limb) (limb 0 but for `charged`, kept in 32-bit limbs as `money` is). Sorted by hour, so a
    *  range of hours is one list. */

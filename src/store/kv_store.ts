@@ -35,14 +35,19 @@ import {
 import { kvKeys } from "./kv_keys.ts";
 import { bookAfterRenew, bookAfterSettle, bookAfterTake, type LeaseBook, leaseViewOf } from "./kv_leases.ts";
 import { checkDecision } from "./lease_decision.ts";
-import { commitChecked, isLockedError, optimistic } from "./kv_atomic.ts";
+import {
+  commitChecked,
+  isLockedError,
+  keyBytes,
+  MAX_KEY_BYTES,
+  MAX_MUTATIONS,
+  optimistic,
+} from "./kv_atomic.ts";
 import { HOUR } from "./shared_window.ts";
 import { KvTheta } from "./kv_theta.ts";
 import { KvFiles } from "./kv_files.ts";
-import { readUsageHours, usageParts } from "./kv_usage_hours.ts";
+import { backfillUsageHours, readUsageHours, usageParts } from "./kv_usage_hours.ts";
 
-/** Deno KV limits one atomic operation to 1000 mutations; batches larger than this are split. */
-const MAX_MUTATIONS = 900;
 /** Deno KV limits one atomic operation to 100 checks (lease books are rewritten under a check each). */
 const MAX_CHECKS = 90;
 /** Deno KV reads at most 10 keys in one `getMany`. */
@@ -50,10 +55,12 @@ const MAX_READ = 10;
 /** Key changes are kept a little longer than the hour store.ts `keyChanges` promises. */
 const KEY_CHANGE_TTL_MS = HOUR + 10 * 60_000;
 
-/** A part of a commit that goes whole into one atomic operation: `n` mutations; `book` names the key whose
- *  lease book it rewrites under a check (read just before, passed to `write` with the others). */
+/** A part of a commit that goes whole into one atomic operation: `n` mutations whose keys (and its check's)
+ *  are `keyBytes` long together (kv_atomic.ts keyBytes); `book` names the key whose lease book it rewrites
+ *  under a check (read just before, passed to `write` with the others). */
 interface CommitPiece {
   n: number;
+  keyBytes: number;
   book?: string;
   write(op: Deno.AtomicOperation, books: Map<string, Deno.KvEntryMaybe<LeaseBook>>): void;
 }
@@ -69,7 +76,14 @@ export class KvStore implements Store {
 
   /** `onClose` runs after the KV handle is closed (open.ts releases the DATA_DIR lock there). */
   static async open(path: string | undefined, onClose?: () => void): Promise<KvStore> {
-    return new KvStore(await Deno.openKv(path), onClose);
+    const kv = await Deno.openKv(path);
+    try {
+      await backfillUsageHours(kv); // before any commit adds to the hourly counters
+    } catch (err) {
+      kv.close();
+      throw err;
+    }
+    return new KvStore(kv, onClose);
   }
 
   /** Every key, money summed from its counters. Records of the older format (money inside the record) are
@@ -141,18 +155,21 @@ export class KvStore implements Store {
 
   /**
    * Money first and the settled checkpoints right after it, so a checkpoint is never deleted without its
-   * balance change nor kept beside it (a batch splits only past 900 mutations or 90 lease books). A batch
-   * without lease deltas is written blind: sums need no read. A key's lease deltas rewrite its lease book
-   * in the same atomic as its sums, under a check; a lost check fails the whole atomic (its sums included),
-   * so only that atomic is read again and retried.
+   * balance change nor kept beside it (a batch splits only past 900 mutations, 80,000 bytes of keys or 90
+   * lease books). A usage row goes in the same atomic as the sums that count it in its hour
+   * (kv_usage_hours.ts: one `sum` per counter of each hour a batch touches). A batch without lease deltas is
+   * written blind: sums need no read. A key's lease deltas rewrite its lease book in the same atomic as its
+   * sums, under a check; a lost check fails the whole atomic (its sums included), so only that atomic is
+   * read again and retried.
    */
   async commit(batch: CommitBatch): Promise<void> {
     const pieces: CommitPiece[] = [];
-    const add = (n: number, write: CommitPiece["write"]) => pieces.push({ n, write });
+    const add = (n: number, keyBytes: number, write: CommitPiece["write"]) =>
+      pieces.push({ n, keyBytes, write });
     const leased = new Map<string, MoneyDelta[]>();
     for (const d of batch.money) {
       if (d.lease) leased.set(d.keyId, [...leased.get(d.keyId) ?? [], d]);
-      else add(sumMutations(d), (op) => addSums(op, d));
+      else add(sumMutations(d), sumKeyBytes(d), (op) => addSums(op, d));
     }
     if (leased.size > 0 && batch.at === undefined) {
       throw new TypeError("kv commit: lease deltas need batch.at");
@@ -160,6 +177,7 @@ export class KvStore implements Store {
     for (const [keyId, ds] of leased) {
       pieces.push({
         n: ds.reduce((n, d) => n + sumMutations(d), 2),
+        keyBytes: ds.reduce((b, d) => b + sumKeyBytes(d), 2 * keyBytes(kvKeys.keyLedger(keyId))),
         book: keyId,
         write(op, books) {
           const read = books.get(keyId)!;
@@ -172,20 +190,28 @@ export class KvStore implements Store {
         },
       });
     }
-    for (const id of batch.closed ?? []) add(1, (op) => op.delete(kvKeys.open(id)));
-    for (const part of usageParts(batch.usage, MAX_MUTATIONS)) add(part.n, (op) => part.write(op));
-    for (const u of batch.open ?? []) add(1, (op) => op.set(kvKeys.open(u.requestId), u));
+    for (const id of batch.closed ?? []) {
+      add(1, keyBytes(kvKeys.open(id)), (op) => op.delete(kvKeys.open(id)));
+    }
+    for (const part of usageParts(batch.usage)) add(part.n, part.keyBytes, (op) => part.write(op));
+    for (const u of batch.open ?? []) {
+      add(1, keyBytes(kvKeys.open(u.requestId)), (op) => op.set(kvKeys.open(u.requestId), u));
+    }
     let atomic: CommitPiece[] = [];
     let n = 0;
+    let bytes = 0;
     let checks = 0;
     for (const p of pieces) {
       const c = p.book === undefined ? 0 : 1;
-      if (n > 0 && (n + p.n > MAX_MUTATIONS || checks + c > MAX_CHECKS)) {
+      if (
+        n > 0 && (n + p.n > MAX_MUTATIONS || bytes + p.keyBytes > MAX_KEY_BYTES || checks + c > MAX_CHECKS)
+      ) {
         await this.#commitPieces(atomic);
-        [atomic, n, checks] = [[], 0, 0];
+        [atomic, n, bytes, checks] = [[], 0, 0, 0];
       }
       atomic.push(p);
       n += p.n;
+      bytes += p.keyBytes;
       checks += c;
     }
     if (n > 0) await this.#commitPieces(atomic);
@@ -435,6 +461,11 @@ function markChanged(op: Deno.AtomicOperation, keyId: string): void {
 
 function sumMutations(d: MoneyDelta): number {
   return moneyMutations(d.spent) + moneyMutations(d.credited);
+}
+
+/** The keys' length of `addSums(d)`, at most (each as long as the longest counter's). */
+function sumKeyBytes(d: MoneyDelta): number {
+  return sumMutations(d) * keyBytes(kvKeys.money(d.keyId, "credited", 0));
 }
 
 function addSums(op: Deno.AtomicOperation, d: MoneyDelta): void {

@@ -8,6 +8,7 @@ import { leaseContract } from "./lease_contract.ts";
 import { sessionContract } from "./session_contract.ts";
 import { thetaContract } from "./theta_contract.ts";
 import { type StoreBackend, storeContract } from "./store_contract.ts";
+import { usageHoursContract } from "./usage_hours_contract.ts";
 
 const kv: StoreBackend = {
   name: "kv",
@@ -23,6 +24,7 @@ storeContract(kv);
 leaseContract(kv);
 leaseCommitContract(kv);
 thetaContract(kv);
+usageHoursContract(kv);
 sessionContract(kv);
 
 /**

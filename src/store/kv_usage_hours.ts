@@ -6,33 +6,44 @@
  * writers never lose each other's and no row is durable without its sums. Reading hours is one key range.
  */
 import type { Family } from "../catalog/models.ts";
+import { commitChecked, keyBytes, MAX_KEY_BYTES, MAX_MUTATIONS, optimistic } from "./kv_atomic.ts";
 import { kvKeys } from "./kv_keys.ts";
-import { pieces } from "./kv_money.ts";
+import { LIMBS, pieces } from "./kv_money.ts";
 import type { UsageHour, UsageRow } from "./types.ts";
 import { checkHourRange, hourOf } from "./usage_hours.ts";
 
 /** The counters of an hour: UsageHour's sums, by name (the key's `counter` part). */
 type Counter = "requests" | "charged" | "inputTokens" | "cachedInputTokens" | "outputTokens";
 const TOKEN_COUNTERS = ["inputTokens", "cachedInputTokens", "outputTokens"] as const;
+/** The most counters one hour has: requests, three token counts, the limbs of charged. */
+const COUNTERS = 1 + TOKEN_COUNTERS.length + LIMBS;
 
-/** The most counters one hour's sums write: requests, three token counts, three limbs of charged. */
-export const MAX_HOUR_MUTATIONS = 7;
+/** Sums of rows of one (key, hour, family, model); `at` names its counters' keys. */
+interface Totals {
+  at: (counter: Counter, limb?: number) => Deno.KvKey;
+  requests: bigint;
+  charged: bigint;
+  inputTokens: bigint;
+  cachedInputTokens: bigint;
+  outputTokens: bigint;
+}
 
-/** The KvU64 entries (key, value) that add `rows` (all of one key, hour, family and model) to their hour. */
-function hourSums(rows: readonly UsageRow[]): [Deno.KvKey, bigint][] {
-  const first = rows[0]!;
-  const at = (counter: Counter, limb = 0) =>
-    kvKeys.usageHour(first.keyId, hourOf(first), first.family, first.model, counter, limb);
-  const out: [Deno.KvKey, bigint][] = [[at("requests"), BigInt(rows.length)]];
-  for (const counter of TOKEN_COUNTERS) {
-    let sum = 0n;
-    for (const u of rows) sum += tokens(u[counter]);
-    if (sum > 0n) out.push([at(counter), sum]);
-  }
-  let charged = 0n;
-  for (const u of rows) charged += u.charged;
-  for (const [limb, piece] of pieces(charged)) out.push([at("charged", limb), piece]);
-  return out;
+function totalsOf(u: UsageRow): Totals {
+  const hour = hourOf(u);
+  return {
+    at: (counter, limb = 0) => kvKeys.usageHour(u.keyId, hour, u.family, u.model, counter, limb),
+    requests: 0n,
+    charged: 0n,
+    inputTokens: 0n,
+    cachedInputTokens: 0n,
+    outputTokens: 0n,
+  };
+}
+
+function addRow(t: Totals, u: UsageRow): void {
+  t.requests++;
+  t.charged += u.charged;
+  for (const counter of TOKEN_COUNTERS) t[counter] += tokens(u[counter]);
 }
 
 /** A token count as a KvU64 addend; refused (RangeError, nothing written) when not a count. */
@@ -41,20 +52,38 @@ function tokens(n: number): bigint {
   return BigInt(n);
 }
 
-/** A part of a commit that goes whole into one atomic operation (kv_store.ts commit): `n` mutations. */
+/**
+ * The counters' values: for `sum`, only the non-zero ones; with `all`, every counter, zeros too (a `set` then
+ * replaces whatever the hour had, however its limbs were split). Charged is cut into 32-bit pieces.
+ */
+function counterValues(t: Totals, all = false): [Deno.KvKey, bigint][] {
+  const out: [Deno.KvKey, bigint][] = [];
+  const put = (key: Deno.KvKey, value: bigint) => {
+    if (all || value > 0n) out.push([key, value]);
+  };
+  put(t.at("requests"), t.requests);
+  for (const counter of TOKEN_COUNTERS) put(t.at(counter), t[counter]);
+  const limbs = new Map(pieces(t.charged));
+  for (let limb = 0; limb < LIMBS; limb++) put(t.at("charged", limb), limbs.get(limb) ?? 0n);
+  return out;
+}
+
+/** A part of a commit that goes whole into one atomic operation (kv_store.ts commit): `n` mutations whose
+ *  keys are `keyBytes` long together. */
 export interface UsagePart {
   n: number;
+  keyBytes: number;
   write(op: Deno.AtomicOperation): void;
 }
 
 /**
- * A commit's usage rows as parts, each the rows of one (key, hour, family, model) with one `sum` per counter
- * of their hour, at most `maxMutations` mutations: a group too big for one atomic is cut into several parts,
- * each adding the sums of its own rows. So wherever the commit splits, a row and its counting are in the
- * same atomic. A row given twice (same key, time and request id) is written and counted once, the last one,
- * as Postgres upserts it once.
+ * A commit's usage rows as parts, each the rows of one (key, hour, family, model) with one `sum` per non-zero
+ * counter of their hour, within MAX_MUTATIONS and MAX_KEY_BYTES: a group too big for one atomic is cut into
+ * several parts, each adding the sums of its own rows. So wherever the commit splits, a row and its counting
+ * are in the same atomic. A row given twice (same key, time and request id) is written and counted once, the
+ * last one, as Postgres upserts it once.
  */
-export function usageParts(rows: readonly UsageRow[], maxMutations: number): UsagePart[] {
+export function usageParts(rows: readonly UsageRow[]): UsagePart[] {
   const unique = new Map<string, UsageRow>();
   for (const u of rows) unique.set(JSON.stringify([u.keyId, u.createdAt, u.requestId]), u);
   const groups = new Map<string, UsageRow[]>();
@@ -64,22 +93,46 @@ export function usageParts(rows: readonly UsageRow[], maxMutations: number): Usa
     if (list) list.push(u);
     else groups.set(group, [u]);
   }
-  const perPart = maxMutations - MAX_HOUR_MUTATIONS;
   const parts: UsagePart[] = [];
   for (const group of groups.values()) {
-    for (let i = 0; i < group.length; i += perPart) {
-      const slice = group.slice(i, i + perPart);
-      const sums = hourSums(slice);
-      parts.push({
-        n: slice.length + sums.length,
-        write(op) {
-          for (const u of slice) op.set(kvKeys.usage(u.keyId, u.createdAt, u.requestId), u);
-          for (const [key, value] of sums) op.sum(key, value);
-        },
-      });
+    // Room kept for the counters: each at most as long as the longest one's key.
+    const reserve = COUNTERS * keyBytes(totalsOf(group[0]!).at("cachedInputTokens"));
+    let slice: UsageRow[] = [];
+    let bytes = reserve;
+    for (const u of group) {
+      const b = keyBytes(rowKey(u));
+      if (slice.length > 0 && (slice.length + 1 + COUNTERS > MAX_MUTATIONS || bytes + b > MAX_KEY_BYTES)) {
+        parts.push(partOf(slice));
+        [slice, bytes] = [[], reserve];
+      }
+      slice.push(u);
+      bytes += b;
     }
+    parts.push(partOf(slice));
   }
   return parts;
+}
+
+/** The rows (of one group) and the `sum`s that count them. */
+function partOf(rows: UsageRow[]): UsagePart {
+  const t = totalsOf(rows[0]!);
+  for (const u of rows) addRow(t, u);
+  const sums = counterValues(t);
+  let bytes = 0;
+  for (const u of rows) bytes += keyBytes(rowKey(u));
+  for (const [key] of sums) bytes += keyBytes(key);
+  return {
+    n: rows.length + sums.length,
+    keyBytes: bytes,
+    write(op) {
+      for (const u of rows) op.set(rowKey(u), u);
+      for (const [key, value] of sums) op.sum(key, value);
+    },
+  };
+}
+
+function rowKey(u: UsageRow): Deno.KvKey {
+  return kvKeys.usage(u.keyId, u.createdAt, u.requestId);
 }
 
 /** store.ts usageHours: the counters of the hours starting in [fromMs, toMs), one list, folded per hour. */
@@ -126,4 +179,51 @@ function emptyHour(hour: number, family: Family, model: string): UsageHour {
     cachedInputTokens: 0,
     outputTokens: 0,
   };
+}
+
+/**
+ * Makes the counters count the usage rows written before they existed (a KV file of an older version), once
+ * per file and before the store commits anything (KvStore.open): while the ready marker is absent, every row
+ * is read and each hour's counters are set — not added — to what its rows add up to, then the marker is
+ * written. Every write checks that the marker is still absent, so processes opening a shared file at once may
+ * each do it (they set the same values) but none writes once the marker is there, when commits may be adding
+ * to the counters. Rows that a process of an older version writes meanwhile are not counted: a store shared
+ * by processes is upgraded whole (as a Postgres migration is). Reads every row once: the time of a scan.
+ */
+export async function backfillUsageHours(kv: Deno.Kv): Promise<void> {
+  const ready = kvKeys.usageHoursReady();
+  if ((await kv.get(ready)).versionstamp !== null) return;
+  const totals = new Map<string, Totals>();
+  for await (const e of kv.list<UsageRow>({ prefix: kvKeys.usageRowsPrefix() })) {
+    const u = e.value;
+    const group = JSON.stringify([u.keyId, hourOf(u), u.family, u.model]);
+    let t = totals.get(group);
+    if (!t) totals.set(group, t = totalsOf(u));
+    addRow(t, u);
+  }
+  // Chunks of sets within one atomic's limits, each under the marker's check; the last one writes the marker.
+  const chunks: [Deno.KvKey, bigint][][] = [[]];
+  let [n, bytes] = [0, 2 * keyBytes(ready)];
+  for (const t of totals.values()) {
+    for (const [key, value] of counterValues(t, true)) {
+      const b = keyBytes(key);
+      if (n + 1 > MAX_MUTATIONS || bytes + b > MAX_KEY_BYTES) {
+        chunks.push([]);
+        [n, bytes] = [0, 2 * keyBytes(ready)];
+      }
+      chunks.at(-1)!.push([key, value]);
+      [n, bytes] = [n + 1, bytes + b];
+    }
+  }
+  for (const [i, chunk] of chunks.entries()) {
+    // A lost check: the marker is there (another process finished: stop) or a shared file was locked (again).
+    const written = await optimistic("usage hours backfill", async () => {
+      const op = kv.atomic().check({ key: ready, versionstamp: null });
+      for (const [key, value] of chunk) op.set(key, new Deno.KvU64(value));
+      if (i === chunks.length - 1) op.set(ready, true);
+      if (await commitChecked(op)) return { value: true };
+      return (await kv.get(ready)).versionstamp !== null ? { value: false } : null;
+    });
+    if (!written) return;
+  }
 }

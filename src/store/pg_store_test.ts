@@ -14,6 +14,7 @@ import { leaseContract } from "./lease_contract.ts";
 import { sessionContract } from "./session_contract.ts";
 import { thetaContract } from "./theta_contract.ts";
 import { type StoreBackend, storeContract } from "./store_contract.ts";
+import { usageHoursContract } from "./usage_hours_contract.ts";
 import { keyRecord, usageRow } from "./test_fixtures.ts";
 
 const postgres: StoreBackend = {
@@ -28,6 +29,7 @@ storeContract(postgres);
 leaseContract(postgres);
 leaseCommitContract(postgres);
 thetaContract(postgres);
+usageHoursContract(postgres);
 sessionContract(postgres);
 
 /** 10:30 UTC: lease times are given, never read from the clock. */

@@ -13,7 +13,7 @@ const LAYERS: string[][] = [
   ["request"], // what a handler reads and answers with
   ["telemetry"], // what a request did: its metrics and log line
   ["families"], // app services, each layer using only those below it
-  ["billing", "auth", "upstream"],
+  ["billing", "auth", "upstream", "shop"], // shop: the key shop's operations (issue 20), over accounts and store
   ["accounts"],
   ["protocols", "store"],
   ["ir", "catalog", "money", "config"], // data types and rules as data

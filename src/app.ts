@@ -2,6 +2,7 @@
 import type { Accounts } from "./accounts/accounts.ts";
 import type { Tariff } from "./billing/tariff.ts";
 import type { Config } from "./config/env.ts";
+import type { Shop } from "./shop/shop.ts";
 import type { Store } from "./store/store.ts";
 import type { GatewayMetrics } from "./telemetry/metrics.ts";
 import type { CapacitySlots } from "./upstream/capacity_slots.ts";
@@ -13,6 +14,8 @@ export interface App {
   config: Config;
   store: Store;
   accounts: Accounts;
+  /** The key shop (issue 20): packages, payment methods, payments, the key ledger; one per process. */
+  shop: Shop;
   tariff: Tariff;
   upstreams: UpstreamTargets;
   /** This process's in-flight upstream generation requests and their bound (README "Errors"). */

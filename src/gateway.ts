@@ -9,6 +9,7 @@ import { createHandler } from "./http/server.ts";
 import { drain } from "./http/shutdown.ts";
 import { configureExtraction } from "./files/extract/mod.ts";
 import { openStore } from "./store/open.ts";
+import { Shop } from "./shop/shop.ts";
 import { idGenerator } from "./util/ids.ts";
 import { InFlight } from "./util/in_flight.ts";
 import { simulatorTargets, targetsFromConfig } from "./families/upstreams.ts";
@@ -68,6 +69,7 @@ export async function startGateway(
     config,
     store,
     accounts,
+    shop: new Shop(store, accounts),
     tariff,
     upstreams: sim ? simulatorTargets(sim.url) : targetsFromConfig(config),
     slots: new CapacitySlots(config.MAX_INFLIGHT_UPSTREAM, config.PRIORITY_SLOT_SHARE),

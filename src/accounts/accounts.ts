@@ -109,6 +109,21 @@ export class Accounts {
     return view.leased;
   }
 
+  /**
+   * What the key spent in the current UTC hour and day as its spend caps count it (windows.ts, caps.ts): on a
+   * shared store the shared windows every process adds its settlements to (this process's flushed first);
+   * otherwise this process's own windows, which start empty when the process does.
+   */
+  async spentInWindows(acc: Account, now: number): Promise<{ hour: bigint; day: bigint }> {
+    if (!this.lease) {
+      const w = this.ledger.windows(acc, now);
+      return { hour: w.hourSpent, day: w.daySpent };
+    }
+    await this.ledger.flush();
+    const view = await this.store.leaseView(acc.rec.id, this.lease.holder, now);
+    return { hour: view?.window.hourSpent ?? 0n, day: view?.window.daySpent ?? 0n };
+  }
+
   byKey(key: string): Account | undefined {
     return this.#byKey.get(key);
   }

@@ -29,11 +29,19 @@ export function extractKey(headers: Headers): string | undefined {
   return bearerToken(auth) ?? auth;
 }
 
+/**
+ * The account of a presented key, whatever its state; undefined for a malformed or unknown key. A known key is
+ * not hashed again (Accounts' bounded cache). Shared with the dashboard's sign-in (src/dashboard/).
+ */
+export async function findKey(key: string, accounts: Accounts): Promise<Account | undefined> {
+  if (!isWellFormedKey(key)) return undefined;
+  return accounts.byKey(key) ?? accounts.rememberKey(key, await accounts.findByHash(await hashKey(key)));
+}
+
 export async function authenticate(headers: Headers, accounts: Accounts, now = Date.now()): Promise<Account> {
   const key = extractKey(headers);
   if (key === undefined) throw new GatewayError("missing_api_key");
-  if (!isWellFormedKey(key)) throw new GatewayError("invalid_api_key");
-  const acc = accounts.byKey(key) ?? accounts.rememberKey(key, await accounts.findByHash(await hashKey(key)));
+  const acc = await findKey(key, accounts);
   if (!acc) throw new GatewayError("invalid_api_key");
   const rec = acc.rec;
   if (rec.revoked) throw new GatewayError("api_key_revoked");

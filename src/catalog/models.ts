@@ -2,6 +2,9 @@
 
 export type Family = "alpha" | "beta" | "gamma" | "eta" | "theta";
 
+/** Every family, in the spec's order (the usage report's and the dashboard's family filters). */
+export const FAMILIES: readonly Family[] = ["alpha", "beta", "gamma", "eta", "theta"];
+
 export interface ModelEntry {
   id: string;
   family: Family;

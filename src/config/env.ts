@@ -128,6 +128,13 @@ export const ConfigSchema = z.object({
   }),
   /** Log lines below this level are dropped; request lines are `info` (README "Operating the gateway"). */
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
+  /** The key holder's dashboard (src/dashboard/): how long a sign-in lasts (12 h). */
+  DASHBOARD_SESSION_TTL_MS: ms(43_200_000),
+  /**
+   * The dashboard's failed sign-ins allowed per minute per client address (per process): a burst of that
+   * many, then one more every 60/N s; beyond, 429 dashboard_login_rate_limit with Retry-After.
+   */
+  DASHBOARD_LOGIN_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(10),
   /** Balance of the demo key printed in demo mode, in USD. */
   DEMO_BALANCE_USD: z.string().regex(/^\d+(\.\d{1,12})?$/).default("1.00"),
 });

@@ -5,6 +5,7 @@
  */
 import { ALPHA_CODES } from "./codes_alpha.ts";
 import { COMMON_CODES } from "./codes_common.ts";
+import { DASHBOARD_CODES } from "./codes_dashboard.ts";
 import { DELTA_CODES } from "./codes_delta.ts";
 import { THETA_CODES } from "./codes_theta.ts";
 import type { ErrorSpec } from "./error_spec.ts";
@@ -16,6 +17,7 @@ export const ERROR_CODES = {
   ...ALPHA_CODES,
   ...DELTA_CODES,
   ...THETA_CODES,
+  ...DASHBOARD_CODES,
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -7,7 +7,8 @@
  * were written by that client and are ignored, so a client cannot choose its address by sending the
  * header itself. An entry that is not an IP address ends the walk: the last trusted hop counts as
  * the client. An IPv4-mapped IPv6 address is its IPv4 address; an IPv6 client is counted by its /64
- * (one host usually holds a whole /64, so per-address buckets would not limit it).
+ * (one host usually holds a whole /64, so per-address buckets would not limit it). The same trust decides
+ * whether a proxy's `X-Forwarded-Proto` is believed.
  */
 import {
   type Cidr,
@@ -24,6 +25,18 @@ export class ClientAddresses {
   isTrusted(ip: IpAddress): boolean {
     for (const range of this.trusted) if (cidrContains(range, ip)) return true;
     return false;
+  }
+
+  /**
+   * Whether the request reached the gateway over HTTPS: the URL's scheme (TLS ended here), or the
+   * `X-Forwarded-Proto` of a trusted proxy (the last value: the one the proxy next to the gateway wrote) —
+   * never the header of a peer that is not one. The dashboard marks its cookies Secure then (src/dashboard/).
+   */
+  isHttps(url: URL, peer: string, forwardedProto: string | null): boolean {
+    if (url.protocol === "https:") return true;
+    const peerIp = parseIp(peer);
+    if (forwardedProto === null || !peerIp || !this.isTrusted(peerIp)) return false;
+    return forwardedProto.split(",").at(-1)!.trim().toLowerCase() === "https";
   }
 
   /** The client's bucket id: an IPv4 address or an IPv6 /64 (the peer's text when it is not an IP). */

@@ -32,3 +32,17 @@ Deno.test("client address: through trusted proxies, the right-most untrusted hop
   assert.equal(a.resolve("10.0.0.1", "garbage, 10.2.2.2"), "10.2.2.2");
   assert.equal(a.resolve("10.0.0.1", ""), "10.0.0.1");
 });
+
+Deno.test("client address: HTTPS from the URL, or from the X-Forwarded-Proto of a trusted proxy only", () => {
+  const a = new ClientAddresses(parseCidrList("10.0.0.0/8"));
+  const http = new URL("http://gw.example/dashboard");
+  assert.equal(a.isHttps(new URL("https://gw.example/dashboard"), "198.51.100.1", null), true);
+  assert.equal(a.isHttps(http, "198.51.100.1", null), false);
+  assert.equal(a.isHttps(http, "198.51.100.1", "https"), false, "an untrusted peer's header");
+  assert.equal(a.isHttps(http, "10.0.0.1", "https"), true);
+  assert.equal(a.isHttps(http, "10.0.0.1", "HTTPS"), true);
+  assert.equal(a.isHttps(http, "10.0.0.1", "http"), false);
+  assert.equal(a.isHttps(http, "10.0.0.1", "https, http"), false, "the last value: the proxy next to us");
+  assert.equal(a.isHttps(http, "10.0.0.1", "http, https"), true);
+  assert.equal(new ClientAddresses([]).isHttps(http, "10.0.0.1", "https"), false, "no trusted proxies");
+});

@@ -4,8 +4,8 @@ import type { RouteContext } from "../request/context.ts";
 
 export type { RouteContext };
 
-/** Who may call a route: a key holder, the operator, or anyone. */
-export type RouteAuth = "key" | "admin" | "none";
+/** Who may call a route: a key holder (by the key, or signed in to the dashboard), the operator, or anyone. */
+export type RouteAuth = "key" | "session" | "admin" | "none";
 
 export interface Route<H> {
   method: string;

@@ -7,11 +7,16 @@ import type { App } from "../app.ts";
 import { listModels } from "../engine/list_models.ts";
 import type { Family } from "../catalog/models.ts";
 import { countTokens } from "../engine/count_tokens.ts";
+import { dashboardAsset } from "../dashboard/assets.ts";
+import { home, setTheta } from "../dashboard/overview.ts";
+import { requestsPage } from "../dashboard/requests_page.ts";
+import { login, logout } from "../dashboard/sign_in.ts";
+import { usagePage } from "../dashboard/usage_page.ts";
 import { generate, type SurfaceRoute } from "../engine/generate.ts";
 import { deleteFile, getFile, getFileContent, listFiles, postFile } from "../files/handlers.ts";
 import type { Envelope } from "../errors/render.ts";
 import { getUsage, getUsageRequests } from "../usage/handlers.ts";
-import type { KeyContext, RouteContext } from "../request/context.ts";
+import type { KeyContext, RouteContext, SessionContext } from "../request/context.ts";
 import type { Route } from "./router.ts";
 import { fetchHandler } from "../web/fetch_handler.ts";
 import { searchHandler } from "../web/search_handler.ts";
@@ -19,6 +24,8 @@ import { searchHandler } from "../web/search_handler.ts";
 export type Handler = (app: App, ctx: RouteContext) => Response | Promise<Response>;
 /** A handler of a key route: the server has authenticated the key before calling it (server.ts). */
 type KeyHandler = (app: App, ctx: KeyContext) => Response | Promise<Response>;
+/** A handler of a dashboard route: the server has read the session cookie before calling it (server.ts). */
+type SessionHandler = (app: App, ctx: SessionContext) => Response | Promise<Response>;
 
 const only = (family: Family | undefined) => family ? { onlyFamily: family } : {};
 const surface = (s: SurfaceRoute["surface"], family: Family | undefined): KeyHandler => (app, ctx) =>
@@ -51,6 +58,18 @@ const admin = (method: string, path: string, handler: Handler): Route<Handler> =
   auth: "admin",
   handler,
   label: "admin",
+});
+/**
+ * The key holder's dashboard (src/dashboard/, issue 19): HTML pages, signed in by the `gw_session` cookie
+ * (never a key header); counted and logged under surface `dashboard`.
+ */
+const dashboard = (method: string, path: string, handler: SessionHandler): Route<Handler> => ({
+  method,
+  path,
+  envelope: "html",
+  auth: "session",
+  handler: handler as Handler, // the server sets ctx.session, ctx.client and ctx.https on every "session" route
+  label: "dashboard",
 });
 /** The operator's probes: no label, so neither counted nor logged; no key, so no request rate. */
 const probe = (path: string, auth: "none" | "admin", handler: Handler): Route<Handler> => ({
@@ -85,6 +104,21 @@ export const ROUTES: Route<Handler>[] = [
   admin("GET", "/admin/tariff", adminGetTariff),
   admin("GET", "/admin/ledger", adminLedger),
   admin("POST", "/admin/tariff", adminSetTariff),
+  dashboard("GET", "/dashboard", home),
+  dashboard("POST", "/dashboard/login", login),
+  dashboard("POST", "/dashboard/logout", logout),
+  dashboard("GET", "/dashboard/usage", usagePage),
+  dashboard("GET", "/dashboard/requests", requestsPage),
+  dashboard("POST", "/dashboard/theta", setTheta),
+  // Its stylesheet and script: anyone may load them (the sign-in form uses them too).
+  {
+    method: "GET",
+    path: "/dashboard/assets/:name",
+    envelope: "html",
+    auth: "none",
+    handler: dashboardAsset,
+    label: "dashboard",
+  },
   // README "Operating the gateway": liveness, readiness, and the metrics behind the admin token.
   probe("/healthz", "none", healthz),
   probe("/readyz", "none", readyz),

@@ -6,11 +6,14 @@ import { authenticate } from "../auth/authenticate.ts";
 import { SuspensionRule } from "../auth/suspension_rule.ts";
 import type { Account } from "../accounts/accounts.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
-import type { KeyContext, RouteContext } from "../request/context.ts";
+import type { KeyContext, RouteContext, SessionContext } from "../request/context.ts";
+import { DASHBOARD_HEADERS, isDashboardPath } from "../dashboard/security_headers.ts";
 import { type Envelope, errorResponse } from "../errors/render.ts";
 import { RequestTrace } from "../telemetry/request_trace.ts";
+import { ClientAddresses } from "./client_address.ts";
 import { requestLimits } from "./rate_limits.ts";
 import { checkHeadSize, checkHost } from "./request_head.ts";
+import { admitSession } from "./session_stage.ts";
 import { shuttingDown } from "./shutdown.ts";
 import { Router } from "./router.ts";
 import { type Handler, ROUTES } from "./routes.ts";
@@ -27,6 +30,7 @@ export function createHandler(app: App): GatewayHandler {
   const fixed = Object.entries(fixedHeaders);
   const limits = requestLimits(app.config);
   const suspensions = new SuspensionRule(app.config, app.accounts, app.log);
+  const addresses = new ClientAddresses(app.config.TRUSTED_PROXIES);
 
   return async (req, conn, completed) => {
     const requestId = app.newId("req_");
@@ -36,14 +40,20 @@ export function createHandler(app: App): GatewayHandler {
     // Counted once it ends, logged once its answer is written (src/telemetry/); an unrouted request under
     // surface "none".
     const trace = new RequestTrace(app, requestId, route ? route.label : "none", route?.path, completed);
+    // Every answer under /dashboard, routed or not, is a page for a person with the dashboard's headers.
+    const dashboard = isDashboardPath(url.pathname);
     const envelope: Envelope = m.kind === "found"
       ? m.route.envelope
       : m.kind === "method_not_allowed"
       ? m.envelope
+      : dashboard
+      ? "html"
       : url.pathname.includes("/messages")
       ? "anthropic"
       : "openai";
-    const headers: Record<string, string> = { ...fixedHeaders };
+    const headers: Record<string, string> = dashboard
+      ? { ...fixedHeaders, ...DASHBOARD_HEADERS }
+      : { ...fixedHeaders };
     let keyed: Account | undefined;
     let leave: (() => void) | undefined;
     try {
@@ -66,6 +76,8 @@ export function createHandler(app: App): GatewayHandler {
         trace.authenticated(account.rec.id);
         limits.admitKey(account.rec.id, app.now());
         (ctx as KeyContext).account = keyed = account;
+      } else if (m.route.auth === "session") {
+        await admitSession(app, addresses, ctx as SessionContext, conn.peer);
       } else if (m.route.auth === "admin") requireAdmin(app.config.ADMIN_TOKEN, req.headers);
       const res = await m.route.handler(app, ctx);
       for (const [name, value] of fixed) res.headers.set(name, value);

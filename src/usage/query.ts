@@ -2,10 +2,9 @@
  * Query parameters of the usage report (spec §4.8): `mode` → 410 product_modes_removed; anything else
  * unknown, repeated or malformed → 422 validation_error with the parameter name in `param`.
  */
-import type { Family } from "../catalog/models.ts";
+import { FAMILIES, type Family } from "../catalog/models.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 
-export const FAMILIES: readonly Family[] = ["alpha", "beta", "gamma", "eta", "theta"];
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
 const DAY_MS = 86_400_000;

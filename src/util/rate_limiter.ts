@@ -63,7 +63,7 @@ export class GcraLimiter implements RateLimiter {
   take(id: string, nowMs: number): number {
     const now = Math.floor(nowMs) * 1000;
     const prev = this.#tat.get(id);
-    const next = (prev === undefined || prev < now ? now : prev) + this.#intervalUs;
+    const next = this.#next(prev, now);
     const excess = next - now - this.#toleranceUs;
     if (excess > 0) return Math.ceil(excess / 1_000_000);
     if (prev === undefined) {
@@ -73,6 +73,21 @@ export class GcraLimiter implements RateLimiter {
     } else this.#tat.delete(id); // re-inserted below: keeps the map in last-admitted order
     this.#tat.set(id, next);
     return 0;
+  }
+
+  /**
+   * What `take` would answer at `nowMs`, counting nothing: for a limit on outcomes known only afterwards (the
+   * dashboard's failed sign-ins: refused while the bucket is empty, counted by `take` when one fails).
+   */
+  wait(id: string, nowMs: number): number {
+    const now = Math.floor(nowMs) * 1000;
+    const excess = this.#next(this.#tat.get(id), now) - now - this.#toleranceUs;
+    return excess > 0 ? Math.ceil(excess / 1_000_000) : 0;
+  }
+
+  /** The TAT after one more request at `now` (µs), from the bucket's TAT `prev`. */
+  #next(prev: number | undefined, now: number): number {
+    return (prev === undefined || prev < now ? now : prev) + this.#intervalUs;
   }
 
   /** Buckets held now (for tests and metrics). */

@@ -87,3 +87,16 @@ Deno.test("GCRA: bad limits are refused", () => {
   assert.throws(() => new GcraLimiter({ ratePerSecond: 1, burst: 1.5 }), RangeError);
   assert.throws(() => new GcraLimiter({ ratePerSecond: Infinity, burst: 1 }), RangeError);
 });
+
+Deno.test("GCRA: wait answers what take would, and counts nothing", () => {
+  const l = new GcraLimiter({ ratePerSecond: 10 / 60, burst: 10 });
+  for (let i = 0; i < 10; i++) {
+    assert.equal(l.wait("a", 0), 0);
+    assert.equal(l.take("a", 0), 0);
+  }
+  assert.equal(l.wait("a", 0), 6, "a burst of 10, then one every 6 s");
+  assert.equal(l.wait("a", 0), 6, "asking again counts nothing");
+  assert.equal(l.take("a", 0), 6);
+  assert.equal(l.wait("a", 6_000), 0);
+  assert.equal(l.wait("b", 0), 0, "other ids have their own bucket");
+});

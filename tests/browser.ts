@@ -4,12 +4,14 @@
  * `browserTest` and runs its scenarios as steps); each page records what a test must assert is empty:
  * console errors and uncaught page errors (a CSP violation is a console error), and requests to any host
  * other than loopback, which are aborted before they leave the machine. Screenshots go to `artifacts`
- * (gitignored), one per step, numbered in order.
+ * (gitignored), one per step, numbered in order. Also the dashboard's sign-in as a person does it (`signIn`),
+ * shared with scripts/dashboard_screenshots.ts.
  *
  * Why puppeteer-core and not playwright-core: playwright-core's module initialisation stats
  * /proc/sys/fs/binfmt_misc/WSLInterop (its WSL check), which Deno 2.9 allows only under --allow-all, and
  * reads os.homedir()/os.release() (--allow-sys); puppeteer-core runs under `deno task test`'s permissions.
  */
+import assert from "node:assert/strict";
 import puppeteer, { type Browser, type BrowserContext, type Page } from "puppeteer-core";
 
 export const CHROMIUM = "/usr/bin/chromium";
@@ -55,19 +57,24 @@ export function browserTest(
       if (!(e instanceof Deno.errors.NotFound)) throw e;
     });
     await Deno.mkdir(artifacts, { recursive: true });
-    const browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      pipe: true, // no DevTools port on the machine; Deno runs the pipe fine
-      // Chromium refuses to start its sandbox as root (CI runs as root); the pages are the gateway's own,
-      // served on loopback, so the test gives up the sandbox rather than require an unprivileged user.
-      args: ["--no-sandbox"],
-    });
+    const browser = await launchChromium();
     try {
       await fn(t, browser);
     } finally {
       await browser.close();
     }
+  });
+}
+
+/** Debian's Chromium, headless, driven over a pipe (no DevTools port open on the machine). */
+export function launchChromium(): Promise<Browser> {
+  return puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    pipe: true,
+    // Chromium refuses to start its sandbox as root (CI runs as root); the pages are the gateway's own,
+    // served on loopback, so the tests give up the sandbox rather than require an unprivileged user.
+    args: ["--no-sandbox"],
   });
 }
 
@@ -131,4 +138,22 @@ export async function watchedPage(
     },
     close: () => context.close(),
   };
+}
+
+export const SIGN_IN_KEY = 'form[action="/dashboard/login"] input[name="key"]';
+
+/** Clicks (or presses Enter in) something that submits a form, and waits for the page it leads to. */
+export async function submit(page: Page, act: () => Promise<unknown>): Promise<void> {
+  const [res] = await Promise.all([page.waitForNavigation(), act()]);
+  assert.equal(res?.status(), 200, `after the submit: ${res?.url()}`);
+}
+
+/** Signs in to the dashboard through its form, as a person would (the key typed, Enter pressed). */
+export async function signIn(w: WatchedPage, url: string, key: string): Promise<void> {
+  await w.page.goto(`${url}/dashboard`);
+  await w.shot("sign-in");
+  await w.page.type(SIGN_IN_KEY, key);
+  await submit(w.page, () => w.page.keyboard.press("Enter"));
+  assert.equal(w.page.url(), `${url}/dashboard`);
+  assert.ok(!(await w.page.content()).includes(key), "the key is not in the page");
 }

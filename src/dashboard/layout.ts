@@ -1,7 +1,8 @@
 /**
  * The frame of every dashboard page (Russian, spec §1.9): the head with the gateway's own stylesheet and
  * script (no inline ones: the CSP forbids them), and, when signed in, the key's hint, the navigation and the
- * sign-out form (its button `data-testid="logout"`, on every signed-in page).
+ * sign-out form (its button `data-testid="logout"`, on every signed-in page). The empty icon keeps the
+ * browser from asking for /favicon.ico, a 404 it reports as a console error (tests/dashboard_browser_test.ts).
  */
 import { type Html, html } from "../util/html.ts";
 
@@ -29,6 +30,7 @@ export function layout(title: string, body: Html, signedIn?: SignedIn): Html {
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <title>${title} — панель ключа</title>
+        <link rel="icon" href="data:,">
         <link rel="stylesheet" href="/dashboard/assets/dashboard.css">
         <script src="/dashboard/assets/dashboard.js" defer></script>
       </head>

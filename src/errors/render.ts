@@ -69,7 +69,8 @@ export function errorResponse(
 /**
  * The dashboard's error page: the Russian message (with the code and request id to quote, as in the JSON
  * envelopes) and the next step; the code also in `data-error-code` of the `data-testid="error"` element, for
- * scripts and tests. Styled by the dashboard's own stylesheet (its CSP allows no inline style).
+ * scripts and tests. Styled by the dashboard's own stylesheet (its CSP allows no inline style); an empty icon,
+ * as on its pages (src/dashboard/layout.ts), so the browser asks for no /favicon.ico.
  */
 function errorPage(err: GatewayError, requestId: string): string {
   const obj = errorObject(err, requestId);
@@ -80,6 +81,7 @@ function errorPage(err: GatewayError, requestId: string): string {
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <title>Ошибка — панель ключа</title>
+        <link rel="icon" href="data:,">
         <link rel="stylesheet" href="/dashboard/assets/dashboard.css">
       </head>
       <body>

@@ -117,12 +117,12 @@ export async function requestsPage(app: App, ctx: SessionContext): Promise<Respo
 ${filterForm(filters)}
 <section class="card wide">
 <table class="data" data-testid="requests-table">
-<thead><tr><th>Время</th><th>Семейство</th><th>Модель</th><th>Эндпоинт</th><th>Поток</th><th>Статус</th><th>Резерв</th><th>Списано</th><th>Вход</th><th>Из кэша</th><th>Выход</th><th>ID запроса</th></tr></thead>
+<thead><tr><th>Время</th><th>Модель (семейство)</th><th>Эндпоинт</th><th>Поток</th><th>Статус</th><th>Резерв</th><th>Списано</th><th title="вход / из кэша / выход">Токены</th><th>ID запроса</th></tr></thead>
 <tbody>${
     found.rows.length === 0
       ? html`
         <tr>
-          <td colspan="12" class="muted">Запросов${next === null ? "" : " на этой странице"} нет.</td>
+          <td colspan="9" class="muted">Запросов${next === null ? "" : " на этой странице"} нет.</td>
         </tr>
       `
       : found.rows.map(requestRow)
@@ -152,16 +152,14 @@ function requestRow(r: UsageRow): Html {
   return html`
     <tr data-testid="request-row" data-request-id="${r.requestId}">
       <td>${utcTime(r.createdAt)}</td>
-      <td>${r.family}</td>
-      <td>${r.model}${served}</td>
+      <td>${r.model} <span class="muted">(${r.family})</span>${served}</td>
       <td><code>${r.endpoint}</code></td>
       <td>${r.stream ? "да" : "нет"}</td>
       <td class="status-${r.status}">${STATUSES[r.status]}</td>
       <td class="num">$${formatUsd(r.reserved)}</td>
       <td class="num">$${formatUsd(r.charged)}</td>
-      <td class="num">${r.inputTokens}</td>
-      <td class="num">${r.cachedInputTokens}</td>
-      <td class="num">${r.outputTokens}</td>
+      <td class="num" title="вход / из кэша / выход">${r.inputTokens} / ${r.cachedInputTokens} / ${r
+        .outputTokens}</td>
       <td><code>${r.requestId}</code></td>
     </tr>
   `;

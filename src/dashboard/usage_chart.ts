@@ -130,10 +130,11 @@ const PLOT_H = H - TOP - BOTTOM;
 
 const value = (s: Sums, m: Metric): number => m === "charged" ? Number(s.charged) : tokensOf(s);
 const round = (n: number): string => String(Math.round(n * 100) / 100);
-const compact = new Intl.NumberFormat("ru-RU", { maximumSignificantDigits: 3 });
+const tokenCount = new Intl.NumberFormat("ru-RU", { maximumSignificantDigits: 3 });
 
+/** An axis label: USD with a decimal point, as the page's amounts are written; tokens grouped the Russian way. */
 function axisLabel(v: number, m: Metric): string {
-  return m === "charged" ? `$${compact.format(v / 1e12)}` : compact.format(v);
+  return m === "charged" ? `$${Number((v / 1e12).toPrecision(3))}` : tokenCount.format(v);
 }
 
 function bucketTitle(b: Bucket, range: Range): string {

@@ -290,6 +290,12 @@ Deno.test("dashboard: sign-out ends the session on the server — the old cookie
       sessionCookie(out.setCookies),
       "gw_session=; Path=/dashboard; Max-Age=0; HttpOnly; SameSite=Strict",
     );
+    // A cookie the gateway never issued, of any shape, is no session.
+    for (const forged of ["x", "A".repeat(43), old.slice(0, -1), `${old}A`, "%00", ""]) {
+      const f = new DashboardClient(t.url);
+      f.jar.set("gw_session", forged);
+      assert.match((await f.get("/dashboard")).html, /action="\/dashboard\/login"/, forged);
+    }
     // The old cookie replayed: signed out everywhere, and its forms change nothing.
     const replay = new DashboardClient(t.url);
     replay.jar.set("gw_session", old);

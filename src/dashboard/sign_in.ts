@@ -20,6 +20,10 @@ import { layout } from "./layout.ts";
 import { loginFailed, loginRefusal } from "./login_limit.ts";
 import { page, redirect } from "./respond.ts";
 
+/** A session's lifetime as the form states it: whole hours, or minutes below an hour. */
+const lifetime = (ms: number) =>
+  ms >= 3_600_000 ? `${Math.round(ms / 3_600_000)} ч` : `${Math.max(1, Math.round(ms / 60_000))} мин`;
+
 /** The dashboard's cookies live under its path only. */
 const COOKIE_PATH = "/dashboard";
 
@@ -63,9 +67,9 @@ ${
 <input id="key" name="key" type="password" autocomplete="current-password" required maxlength="200" spellcheck="false">
 <button type="submit" data-testid="login">Войти</button>
 </form>
-<p class="muted">Ключ не сохраняется в браузере: вход действует ${
-    Math.round(app.config.DASHBOARD_SESSION_TTL_MS / 3_600_000)
-  } ч или до выхода.</p>
+<p class="muted">Панель не хранит ключ: после входа браузер держит только сессию, она действует ${
+    lifetime(app.config.DASHBOARD_SESSION_TTL_MS)
+  } или до выхода.</p>
 </section>`;
   return page(ctx, status, layout("Вход", body), {
     cookies,

@@ -7,7 +7,7 @@ const LAYERS: string[][] = [
   ["main.ts"],
   ["gateway.ts"],
   ["http"], // the server: routing table, handler registration, authentication stage, connections
-  ["engine", "web", "usage", "admin", "dashboard"], // feature handlers…
+  ["engine", "web", "usage", "admin", "dashboard", "bot"], // feature handlers… (bot: the key shop's Telegram bot)
   ["files", "reports"], // …and what two of them share: documents (generation, page fetch), usage rows read back
   ["app.ts"], // the services a handler can reach
   ["request"], // what a handler reads and answers with

@@ -16,6 +16,8 @@ export interface App {
   accounts: Accounts;
   /** The key shop (issue 20): packages, payment methods, payments, the key ledger; one per process. */
   shop: Shop;
+  /** The key shop's Telegram bot in webhook mode (src/bot/); absent when the bot is off or long-polls. */
+  telegramWebhook?: TelegramWebhook;
   tariff: Tariff;
   upstreams: UpstreamTargets;
   /** This process's in-flight upstream generation requests and their bound (README "Errors"). */
@@ -43,3 +45,17 @@ export interface App {
 
 export const SIMULATED_HEADER = "x-gateway-simulated";
 export const WORKER_HEADER = "x-gateway-worker";
+
+/**
+ * What the webhook route (src/bot/webhook_route.ts) hands an update to once Telegram's secret header matched.
+ * Declared here so the route reaches the bot through the App like any other service.
+ */
+export interface TelegramWebhook {
+  /** The route's last segment, /telegram/<hook>: derived from the secret, never logged. */
+  hook: string;
+  /**
+   * Processes one update (each update_id once). False: it could not be recorded (the store is down), so
+   * Telegram should send it again; true otherwise, failures of its own handling included (logged).
+   */
+  receive(update: Record<string, unknown>): Promise<boolean>;
+}

@@ -3,6 +3,7 @@ import { openAccounts } from "./accounts/open_accounts.ts";
 import type { App } from "./app.ts";
 import { Tariff } from "./billing/tariff.ts";
 import { loadTariff } from "./billing/tariff_rows.ts";
+import { startBot } from "./bot/lifecycle.ts";
 import { type Config, isDemoMode } from "./config/env.ts";
 import { type ConnectionBounds, serveGateway } from "./http/serve.ts";
 import { createHandler } from "./http/server.ts";
@@ -84,6 +85,8 @@ export async function startGateway(
     random: Math.random,
   };
   metrics.watchSlots(app.slots);
+  // The key shop bot (issue 20): its webhook route is ready before the server listens; nothing waits on Telegram.
+  const bot = config.TELEGRAM_BOT_TOKEN ? await startBot(app, config.TELEGRAM_BOT_TOKEN) : undefined;
   configureExtraction({ timeoutMs: config.FILES_EXTRACT_TIMEOUT_MS });
   const server = serveGateway({
     port: config.PORT,
@@ -108,6 +111,7 @@ export async function startGateway(
       }
       return closing = (async () => {
         // Draining, the grace, the cut, the listener closed (src/http/shutdown.ts); with nothing open, at once.
+        await bot?.stop(); // polling, retries and alerts end; webhook updates are still taken while draining
         await drain(app, server, config.SHUTDOWN_GRACE_MS);
         await accounts.close(); // leased credit returned, the ledger flushed
         await sim?.close();

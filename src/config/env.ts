@@ -135,8 +135,47 @@ export const ConfigSchema = z.object({
    * many, then one more every 60/N s; beyond, 429 dashboard_login_rate_limit with Retry-After.
    */
   DASHBOARD_LOGIN_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(10),
+  /**
+   * The gateway's address as its clients reach it (https://gw.example.com): the bot shows it with a new key
+   * and, in webhook mode, registers its webhook under it (setWebhook).
+   */
+  PUBLIC_BASE_URL: optionalUrl,
+  /** The key shop's Telegram bot (src/bot/, issue 20; spec §1.6, §5.5): unset, no bot. */
+  TELEGRAM_BOT_TOKEN: z.string().regex(
+    /^\d+:[A-Za-z0-9_-]+$/,
+    "expected a Telegram bot token (<id>:<secret>)",
+  )
+    .optional(),
+  /** The Bot API server (tests point it at a fake one). */
+  TELEGRAM_API_ROOT: z.string().url().default("https://api.telegram.org"),
+  /**
+   * Set: webhook mode — Telegram posts updates to PUBLIC_BASE_URL/telegram/<a hook derived from this secret>
+   * with the secret in X-Telegram-Bot-Api-Secret-Token (Telegram allows A–Z, a–z, 0–9, _ and -, up to 256);
+   * unset: long polling (one process).
+   */
+  TELEGRAM_WEBHOOK_SECRET: z.string().regex(
+    /^[A-Za-z0-9_-]{16,256}$/,
+    "16 to 256 characters of A-Z, a-z, 0-9, _ and -",
+  ).optional(),
+  /** Comma-separated Telegram chat ids whose chats may use the bot's admin commands (/confirm, /refund, /method). */
+  TELEGRAM_ADMIN_CHAT_IDS: z.string().default("").transform((s, ctx) => {
+    const ids = s.split(",").map((p) => p.trim()).filter((p) => p !== "");
+    if (ids.some((id) => !/^-?\d{1,20}$/.test(id) || !Number.isSafeInteger(Number(id)))) {
+      ctx.addIssue({ code: "custom", message: "expected comma-separated Telegram chat ids" });
+      return z.NEVER;
+    }
+    return ids.map(Number);
+  }),
+  /** How often the bot looks for keys whose balance fell below their alert threshold, ms. */
+  BOT_ALERT_CHECK_MS: ms(30_000),
+  /** Commands (messages and button presses) one chat may send per minute; beyond, a polite refusal. */
+  BOT_COMMANDS_PER_MINUTE: z.coerce.number().int().min(1).max(10_000).default(20),
   /** Balance of the demo key printed in demo mode, in USD. */
   DEMO_BALANCE_USD: z.string().regex(/^\d+(\.\d{1,12})?$/).default("1.00"),
+}).refine((c) => !c.TELEGRAM_WEBHOOK_SECRET || c.PUBLIC_BASE_URL, {
+  // Telegram has to be told where to post: the bot registers PUBLIC_BASE_URL/telegram/<hook> itself.
+  path: ["PUBLIC_BASE_URL"],
+  message: "TELEGRAM_WEBHOOK_SECRET (webhook mode) needs PUBLIC_BASE_URL",
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -4,6 +4,7 @@
  * live in one file per spec section and are merged here.
  */
 import { ALPHA_CODES } from "./codes_alpha.ts";
+import { BOT_CODES } from "./codes_bot.ts";
 import { COMMON_CODES } from "./codes_common.ts";
 import { DASHBOARD_CODES } from "./codes_dashboard.ts";
 import { DELTA_CODES } from "./codes_delta.ts";
@@ -18,6 +19,7 @@ export const ERROR_CODES = {
   ...DELTA_CODES,
   ...THETA_CODES,
   ...DASHBOARD_CODES,
+  ...BOT_CODES,
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -1,13 +1,14 @@
 import assert from "node:assert/strict";
 import { ERROR_CODES } from "./codes.ts";
 import { ALPHA_CODES } from "./codes_alpha.ts";
+import { BOT_CODES } from "./codes_bot.ts";
 import { COMMON_CODES } from "./codes_common.ts";
 import { DASHBOARD_CODES } from "./codes_dashboard.ts";
 import { DELTA_CODES } from "./codes_delta.ts";
 import { THETA_CODES } from "./codes_theta.ts";
 
 Deno.test("the error table: no code defined twice across sections", () => {
-  const parts = [COMMON_CODES, ALPHA_CODES, DELTA_CODES, THETA_CODES, DASHBOARD_CODES].map((p) =>
+  const parts = [COMMON_CODES, ALPHA_CODES, DELTA_CODES, THETA_CODES, DASHBOARD_CODES, BOT_CODES].map((p) =>
     Object.keys(p)
   );
   const all = parts.flat();

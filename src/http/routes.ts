@@ -4,6 +4,7 @@ import { adminGetTariff, adminSetTariff } from "../admin/tariff_api.ts";
 import { healthz, readyz } from "../admin/health.ts";
 import { metricsHandler } from "../admin/metrics.ts";
 import type { App } from "../app.ts";
+import { TELEGRAM_WEBHOOK_PATH, telegramWebhook } from "../bot/webhook_route.ts";
 import { listModels } from "../engine/list_models.ts";
 import type { Family } from "../catalog/models.ts";
 import { countTokens } from "../engine/count_tokens.ts";
@@ -118,6 +119,15 @@ export const ROUTES: Route<Handler>[] = [
     auth: "none",
     handler: dashboardAsset,
     label: "dashboard",
+  },
+  // The key shop bot's webhook (issue 20): Telegram's secret header is its authentication (src/bot/).
+  {
+    method: "POST",
+    path: TELEGRAM_WEBHOOK_PATH,
+    envelope: "openai",
+    auth: "none",
+    handler: telegramWebhook,
+    label: "telegram",
   },
   // README "Operating the gateway": liveness, readiness, and the metrics behind the admin token.
   probe("/healthz", "none", healthz),

@@ -16,6 +16,7 @@ import type { SseFrame } from "../src/protocols/codec.ts";
 import { admin, type GatewayProc, sleep, withGatewayProcesses } from "./gateway_process.ts";
 import { ANTHROPIC_HEADERS, post, type TestGateway, withGateway } from "./harness.ts";
 import { pgGatewayTest } from "./pg_harness.ts";
+import { openPgStore } from "../src/store/pg_open.ts";
 import { assertErrorEnding, readFrames, type Surface, SURFACE_PATH, surfaceBody } from "./sse_client.ts";
 import { type AccountCall, accountUpstream } from "./upstream_stubs.ts";
 import { tokenCost, usageRows } from "./usage_rows.ts";
@@ -345,14 +346,25 @@ Deno.test("binding: a new session of the key takes over its account (not a free 
  * FIFO: while one key holds the only account, keys arrive 20 ms apart (alternating between `urls`); the
  * upstream starts them in arrival order.
  */
-async function assertFifo(urls: string[], up: ReturnType<typeof accountUpstream>, keys: string[]) {
+/**
+ * Arrival order is the order tickets enter the pool's queue, so each waiter is sent once the previous one's
+ * ticket is in (`enqueued` reads the shared pool document's count of tickets ever queued): a loaded machine
+ * cannot reorder them.
+ */
+async function assertFifo(
+  urls: string[],
+  up: ReturnType<typeof accountUpstream>,
+  keys: string[],
+  enqueued: () => Promise<number>,
+) {
   const [holder, ...waiters] = keys;
   const first = send(urls[0]!, holder!, "chat", "[[id:holder]] [[sim:delay=400]]");
-  await sleep(50);
+  await within(5_000, "the holder is served", () => up.calls.some((c) => c.marker === "holder"));
+  const before = await enqueued();
   const queued: Promise<Sent>[] = [];
   for (const [i, key] of waiters.entries()) {
     queued.push(send(urls[i % urls.length]!, key, "chat", `[[id:w${i}]] [[sim:delay=20]]`));
-    await sleep(20);
+    await within(5_000, `w${i} is queued`, async () => await enqueued() === before + i + 1);
   }
   for (const s of [await first, ...await Promise.all(queued)]) assert.equal(s.status, 200);
   const order = up.calls.filter((c) => c.marker === "holder" || c.marker?.startsWith("w"));
@@ -368,7 +380,7 @@ Deno.test("FIFO (KV): keys waiting for the one account are granted it in arrival
   try {
     await withGateway(async (t) => {
       const keys = await Promise.all(Array.from({ length: 7 }, () => t.newKey("10.00")));
-      await assertFifo([t.url], up, keys.map((k) => k.key));
+      await assertFifo([t.url], up, keys.map((k) => k.key), async () => (await poolDoc(t))?.seq ?? 0);
     }, { THETA_UPSTREAM_URL: up.url, THETA_UPSTREAM_KEYS: "acc-1", THETA_IDLE_RELEASE_MS: "1" });
   } finally {
     await up.close();
@@ -690,7 +702,14 @@ pgGatewayTest(
   "FIFO across two processes: keys waiting for the one account, alternately on each process, are granted it in arrival order",
   (env) =>
     onePoolTwoProcesses(env, { THETA_IDLE_RELEASE_MS: "1" }, 7, async (gws, keys, up) => {
-      await assertFifo(gws.map((g) => g.url), up, keys.map((k) => k.key));
+      const store = await openPgStore(env.DATABASE_URL);
+      try {
+        const enqueued = () =>
+          store.updateThetaPool((doc) => ({ doc: null, result: (doc as PoolDoc | null)?.seq ?? 0 }));
+        await assertFifo(gws.map((g) => g.url), up, keys.map((k) => k.key), enqueued);
+      } finally {
+        await store.close();
+      }
     }),
 );
 

@@ -317,3 +317,21 @@ pgGatewayTest(
     }
   },
 );
+
+Deno.test("dashboard requests: pages count against the key's read rate of the usage report (one bucket): 429 usage_rate_limit", () =>
+  withGateway(async (t) => {
+    const { key } = await t.newKey("1.00");
+    const c = await signedIn(t, key);
+    for (let i = 0; i < 10; i++) assert.equal((await c.get("/dashboard/requests")).status, 200);
+    for (let i = 0; i < 10; i++) {
+      const res = await fetch(`${t.url}/v1/usage/requests`, { headers: { authorization: `Bearer ${key}` } });
+      await res.body?.cancel();
+      if (res.status === 429) break; // the bucket refills at 10/s while the loop runs
+    }
+    let limited;
+    for (let i = 0; i < 10 && limited?.status !== 429; i++) limited = await c.get("/dashboard/requests");
+    assert.equal(limited!.status, 429);
+    assert.equal(attrs(limited!.html, "error")["data-error-code"], "usage_rate_limit");
+    assert.match(limited!.headers.get("retry-after")!, /^[1-9]\d*$/);
+    assert.equal((await c.get("/dashboard")).status, 200, "the overview is not a read of rows");
+  }));

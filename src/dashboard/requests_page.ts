@@ -5,13 +5,15 @@
  * the `next-page` link carries its signed cursor (src/reports/cursor.ts), bound to the key and the filters and
  * signed with a secret derived from the session, so a link works on every process on the store and dies with
  * the session. A page reads at most MAX_SCAN rows: a filter that keeps few rows of a long history ends the page
- * early rather than reading the whole history at once.
+ * early rather than reading the whole history at once; and each page counts against the key's read rate of the
+ * usage report (src/reports/rate_limit.ts: 429 usage_rate_limit), the same rows being read.
  */
 import type { App } from "../app.ts";
 import { FAMILIES, type Family, MODELS } from "../catalog/models.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import { formatUsd } from "../money/usd.ts";
 import { CursorSigner } from "../reports/cursor.ts";
+import { admitRead } from "../reports/rate_limit.ts";
 import { type RowFilters, usageRequestsPage } from "../reports/report.ts";
 import type { SessionContext } from "../request/context.ts";
 import type { UsageRow } from "../store/types.ts";
@@ -97,8 +99,10 @@ function query(f: Filters, cursor?: string): string {
 
 export async function requestsPage(app: App, ctx: SessionContext): Promise<Response> {
   if (!ctx.session) return redirect(ctx, "/dashboard");
-  const { filters, cursor } = parseFilters(ctx.url.searchParams);
   const keyId = ctx.session.account.rec.id;
+  // A refused query reads no rows, so only a valid one counts against the read rate.
+  const { filters, cursor } = parseFilters(ctx.url.searchParams);
+  admitRead(app, keyId);
   const signer = await signerOf(ctx.session.id);
   const bound = JSON.stringify([
     filters.family,

@@ -1,8 +1,11 @@
 /**
- * The read rate of the usage report per key (429 usage_rate_limit with Retry-After), on the gateway's one
- * limiter (src/util/rate_limiter.ts). In memory: the process that serves requests is the only one, and a
+ * The read rate of a key's usage rows (429 usage_rate_limit with Retry-After), on the gateway's one limiter
+ * (src/util/rate_limiter.ts): one bucket per key shared by the usage report (GET /v1/usage…) and the
+ * dashboard's requests page, which read the same rows. In memory, per process (like the request rates): a
  * restart merely refills every bucket.
  */
+import type { App } from "../app.ts";
+import { GatewayError } from "../errors/gateway_error.ts";
 import { GcraLimiter, type RateLimit } from "../util/rate_limiter.ts";
 
 /** Sustained reads per second per key. A report scans the key's rows, so it is not free. */
@@ -14,4 +17,14 @@ export function usageReadLimiter(
   limit: RateLimit = { ratePerSecond: USAGE_READS_PER_SECOND, burst: USAGE_READS_BURST },
 ): GcraLimiter {
   return new GcraLimiter(limit);
+}
+
+const BUCKETS = new WeakMap<App, GcraLimiter>();
+
+/** Counts one read of the key's rows on this gateway; 429 usage_rate_limit when over. */
+export function admitRead(app: App, keyId: string): void {
+  let buckets = BUCKETS.get(app);
+  if (!buckets) BUCKETS.set(app, buckets = usageReadLimiter());
+  const wait = buckets.take(keyId, app.now());
+  if (wait > 0) throw new GatewayError("usage_rate_limit", { retryAfter: wait });
 }

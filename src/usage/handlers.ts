@@ -4,36 +4,25 @@
  * (400 invalid_cursor). Pending settlements are flushed first, so every settled request is listed.
  */
 import type { App } from "../app.ts";
-import { GatewayError } from "../errors/gateway_error.ts";
 import { jsonResponse } from "../request/json.ts";
 import type { KeyContext } from "../request/context.ts";
 import { CursorSigner } from "../reports/cursor.ts";
 import { filtersKey, parseUsageQuery, type ReportKind, type UsageQuery } from "./query.ts";
-import { usageReadLimiter } from "./rate_limit.ts";
+import { admitRead } from "../reports/rate_limit.ts";
 import { requestView, usageRequestsPage, usageSummary } from "../reports/report.ts";
-import type { RateLimiter } from "../util/rate_limiter.ts";
 
-/** Per running gateway: its cursor secret and its read buckets. */
-interface UsageState {
-  signer: CursorSigner;
-  buckets: RateLimiter;
-}
+/** Per running gateway: its cursor secret. */
+const SIGNERS = new WeakMap<App, CursorSigner>();
 
-const STATE = new WeakMap<App, UsageState>();
-
-function state(app: App): UsageState {
-  let s = STATE.get(app);
-  if (!s) {
-    s = { signer: new CursorSigner(), buckets: usageReadLimiter() };
-    STATE.set(app, s);
-  }
+function signerOf(app: App): CursorSigner {
+  let s = SIGNERS.get(app);
+  if (!s) SIGNERS.set(app, s = new CursorSigner());
   return s;
 }
 
 async function admit(app: App, ctx: KeyContext, kind: ReportKind) {
   const account = ctx.account;
-  const wait = state(app).buckets.take(account.rec.id, app.now());
-  if (wait > 0) throw new GatewayError("usage_rate_limit", { retryAfter: wait });
+  admitRead(app, account.rec.id);
   const query: UsageQuery = parseUsageQuery(ctx.url.searchParams, kind);
   await app.accounts.committer.flush();
   return { keyId: account.rec.id, query };
@@ -46,7 +35,7 @@ export async function getUsage(app: App, ctx: KeyContext): Promise<Response> {
 
 export async function getUsageRequests(app: App, ctx: KeyContext): Promise<Response> {
   const { keyId, query } = await admit(app, ctx, "requests");
-  const { signer } = state(app);
+  const signer = signerOf(app);
   const filters = filtersKey(query.filters);
   const after = query.cursor === null ? null : (await signer.verify(query.cursor, keyId, filters)).after;
   const page = await usageRequestsPage(app.store, keyId, query, after);

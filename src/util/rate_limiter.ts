@@ -1,6 +1,6 @@
 /**
  * Request rate limiting: the interface every limit of the gateway uses (the gateway's own per-key and
- * per-address limits, src/http/rate_limits.ts; usage-report reads, src/usage/rate_limit.ts) and its one
+ * per-address limits, src/http/rate_limits.ts; reads of usage rows, src/reports/rate_limit.ts) and its one
  * implementation today, GCRA in process memory.
  *
  * GCRA (the generic cell rate algorithm) is a token bucket kept as one number per bucket: the

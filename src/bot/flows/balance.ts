@@ -20,6 +20,8 @@ const STATUS: Record<string, string> = { ok: "успешно", error: "ошиб�
 export async function balanceCommand(app: App, ctx: Context): Promise<void> {
   const keys = await usableKeys(app.shop, chatIdOf(ctx));
   if (keys.length === 0) return await say(ctx, T.noKeys);
+  // Pending settlements first, as the usage report does: every settled request is listed.
+  await app.accounts.committer.flush();
   for (const key of keys) {
     const acc = await app.accounts.find(key.id);
     if (!acc) continue;

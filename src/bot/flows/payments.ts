@@ -18,22 +18,15 @@ const UNAVAILABLE = "Оплата сейчас недоступна. Попро�
 
 export async function preCheckout(app: App, ctx: Context): Promise<void> {
   const q = ctx.preCheckoutQuery!;
+  const check = payable(app, q.invoice_payload, q.from.id, q.total_amount, q.currency).catch((err) => {
+    app.log.error("telegram: pre-checkout check failed", { payment_id: q.invoice_payload, ...failure(err) });
+    return UNAVAILABLE;
+  });
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<string>((resolve) =>
     timer = setTimeout(() => resolve(UNAVAILABLE), PRE_CHECKOUT_BUDGET_MS)
   );
-  const refusal = await Promise.race([
-    payable(app, q.invoice_payload, q.from.id, q.total_amount, q.currency),
-    late,
-  ])
-    .catch((err) => {
-      app.log.error("telegram: pre-checkout check failed", {
-        payment_id: q.invoice_payload,
-        ...failure(err),
-      });
-      return UNAVAILABLE;
-    })
-    .finally(() => clearTimeout(timer));
+  const refusal = await Promise.race([check, late]).finally(() => clearTimeout(timer));
   if (refusal === null) await ctx.answerPreCheckoutQuery(true);
   else await ctx.answerPreCheckoutQuery(false, { error_message: refusal });
 }

@@ -11,7 +11,7 @@ import postgres from "postgres";
 import { KvStore } from "../src/store/kv_store.ts";
 import { PgStore } from "../src/store/pg_store.ts";
 import type { Store } from "../src/store/store.ts";
-import { keyRecord, usageRow } from "../src/store/test_fixtures.ts";
+import { batchId, keyRecord, usageRow } from "../src/store/test_fixtures.ts";
 
 const url = Deno.args[0];
 if (!url) {
@@ -49,7 +49,11 @@ async function measure(name: string, store: Store): Promise<void> {
       const k = keys[seq % keys.length]!;
       return usageRow(`req_${String(seq++).padStart(9, "0")}`, k, { createdAt: 1_700_000_000_000 + seq });
     });
-    return { money: rows.map((r) => ({ keyId: r.keyId, spent: r.charged, credited: 0n })), usage: rows };
+    return {
+      id: batchId(),
+      money: rows.map((r) => ({ keyId: r.keyId, spent: r.charged, credited: 0n })),
+      usage: rows,
+    };
   };
   for (const n of [1, 10, 50]) {
     const lat = await timed(COMMITS, () => store.commit(batch(n)));
@@ -64,7 +68,7 @@ async function measure(name: string, store: Store): Promise<void> {
           createdAt: 1_600_000_000_000 + i + j,
         }),
     );
-    await store.commit({ money: [], usage: rows });
+    await store.commit({ id: batchId(), money: [], usage: rows });
   }
   const first = await timed(READS, () => store.listUsage("key_report", { limit: PAGE }));
   console.log(`${name}: usage page of ${PAGE} rows, first page: ${fmt(first)}`);

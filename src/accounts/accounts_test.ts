@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { keyRecord, usageRow } from "../store/test_fixtures.ts";
+import { batchId, keyRecord, usageRow } from "../store/test_fixtures.ts";
 import { KvStore } from "../store/kv_store.ts";
 import type { KeyRecord, UsageRow } from "../store/types.ts";
 import { type Account, Accounts } from "./accounts.ts";
@@ -41,6 +41,7 @@ Deno.test("Accounts.load settles leftover checkpoints once, never above the bala
   await store.createKey(keyRec("key_a", 100n));
   await store.createKey(keyRec("key_b", 1_000n));
   await store.commit({
+    id: batchId(),
     money: [],
     usage: [],
     open: [

@@ -8,9 +8,13 @@
  * double charge). In drain mode (SIGTERM) every change commits at once, without the interval, and every
  * `checkpointMs` the rows that open streams would settle with if cut now are written as checkpoints, so a
  * SIGKILL during the drain leaves them to be settled at the next start instead of lost.
+ * A failed round is committed again before anything newer: the same batch, unchanged, under the same id, so a
+ * store that applied part of it (KV: some of its atomics) or all of it (Postgres: a lost reply) applies the
+ * rest once (src/store/batch_id.ts) — never a double charge. Changes queued meanwhile wait for the next round.
  */
 import type { Store } from "../store/store.ts";
-import type { LeaseDelta, MoneyDelta, UsageRow } from "../store/types.ts";
+import type { CommitBatch, LeaseDelta, MoneyDelta, UsageRow } from "../store/types.ts";
+import { idGenerator } from "../util/ids.ts";
 
 export interface CommitStats {
   commits: number;
@@ -30,6 +34,22 @@ export interface CommitStats {
 /** A failed commit is retried after this long at least, so a broken store is not hammered. */
 const RETRY_MS = 50;
 
+/** Batch ids (CommitBatch.id): a random stem per generator and a counter (util/ids.ts), so ids of batches of
+ *  every process and every start differ. */
+export function batchIds(): () => string {
+  const next = idGenerator();
+  return () => next("cb_");
+}
+
+/** A round's batch, and what its commit makes durable. */
+interface Round {
+  batch: CommitBatch;
+  /** `#queued` when it was cut: every change up to it is in this batch or an earlier one. */
+  upto: number;
+  /** When its oldest change was queued. */
+  since: number;
+}
+
 export class GroupCommitter {
   /** Money moved per key since the last round (summed: a delta, never a whole record). */
   #money = new Map<string, MoneyDelta>();
@@ -40,6 +60,8 @@ export class GroupCommitter {
   #queued = 0;
   #durable = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  /** The round whose commit failed, committed again (unchanged) before any other. */
+  #retry: Round | undefined;
   #inflight: Promise<boolean> | undefined;
   /** When the oldest change of the round in flight was queued. */
   #inflightSince: number | undefined;
@@ -67,6 +89,7 @@ export class GroupCommitter {
     private readonly now = () => performance.now(),
     /** Wall clock (Unix ms) a lease ledger's shared windows are rolled to (CommitBatch.at). */
     private readonly clock = () => Date.now(),
+    private readonly batchId = batchIds(),
   ) {
     this.#intervalMs = intervalMs;
   }
@@ -88,7 +111,7 @@ export class GroupCommitter {
   }
 
   stats(): CommitStats {
-    const oldest = this.#inflightSince ?? this.#pendingSince;
+    const oldest = this.#inflightSince ?? this.#retry?.since ?? this.#pendingSince;
     return { ...this.#stats, pendingMs: oldest === undefined ? 0 : this.now() - oldest };
   }
 
@@ -154,35 +177,48 @@ export class GroupCommitter {
   #startRound(): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
-    if (this.#inflight || this.#pendingSince === undefined) return;
+    if (this.#inflight || (this.#retry === undefined && this.#pendingSince === undefined)) return;
     this.#inflight = this.#round();
   }
 
-  async #round(): Promise<boolean> {
-    const since = this.#pendingSince!;
-    const upto = this.#queued;
-    const money = [...this.#money.values()];
-    const usage = this.#usage;
-    const closed = this.#closed;
+  /** A new round of everything pending (and of the checkpoints of the requests open, when draining). */
+  #cut(): Round {
     const open = this.#checkpoints?.() ?? [];
     for (const row of open) this.#checkpointed.add(row.requestId);
+    const batch = {
+      id: this.batchId(),
+      money: [...this.#money.values()],
+      usage: this.#usage,
+      open,
+      closed: this.#closed,
+      at: this.clock(),
+    };
+    const round = { batch, upto: this.#queued, since: this.#pendingSince! };
     this.#money = new Map();
     this.#usage = [];
     this.#closed = [];
     this.#pendingSince = undefined;
+    return round;
+  }
+
+  async #round(): Promise<boolean> {
+    const round = this.#retry ?? this.#cut();
+    this.#retry = undefined;
+    const { batch, since } = round;
     this.#inflightSince = since;
     try {
-      await this.store.commit({ money, usage, open, closed, at: this.clock() });
+      await this.store.commit(batch);
     } catch (err) {
       this.#inflight = undefined;
       this.#inflightSince = undefined;
-      // Keep the data: requeue for a later round rather than lose a settlement.
+      // Keep the data, as it is: merged with newer changes it would be another batch, and what the store
+      // applied of this one would be applied again.
+      this.#retry = round;
       this.#stats.failures++;
-      console.error(`group commit failed (${money.length} keys, ${usage.length} rows): ${err}`);
-      for (const d of money) this.#add(d);
-      this.#usage.unshift(...usage);
-      this.#closed.unshift(...closed);
-      this.#pendingSince = since;
+      console.error(
+        `group commit of batch ${batch.id} failed (${batch.money.length} keys, ${batch.usage.length} rows), ` +
+          `retried unchanged: ${err}`,
+      );
       this.#timer = setTimeout(() => this.#startRound(), Math.max(this.#intervalMs, RETRY_MS));
       return false;
     }
@@ -190,14 +226,14 @@ export class GroupCommitter {
     // without a round (a `finally` would clear it a microtask later, after a change had been told to wait).
     this.#inflight = undefined;
     this.#inflightSince = undefined;
-    this.#durable = upto;
+    this.#durable = round.upto;
     const lag = this.now() - since;
     this.#stats.commits++;
     this.#stats.lastLagMs = lag;
     if (lag > this.#stats.maxLagMs) this.#stats.maxLagMs = lag;
     this.#stats.lagMsSum += lag;
-    this.#stats.rows += usage.length;
-    if (usage.length > this.#stats.maxRows) this.#stats.maxRows = usage.length;
+    this.#stats.rows += batch.usage.length;
+    if (batch.usage.length > this.#stats.maxRows) this.#stats.maxRows = batch.usage.length;
     // Changes that queued behind this commit go now, not after another interval.
     if (this.#pendingSince !== undefined) this.#timer = setTimeout(() => this.#startRound(), 0);
     return true;

@@ -3,30 +3,45 @@ import type { Store } from "../store/store.ts";
 import type { CommitBatch } from "../store/types.ts";
 import { GroupCommitter } from "./group_commit.ts";
 
-/** A store whose commits wait until the test releases them, recording what each one wrote. */
+/** A store whose commits wait until the test releases (or fails) them, recording what each one wrote and
+ *  every batch it was given (`attempts`, deep copies: a later change to a batch would show). */
 function gatedStore() {
   const batches: CommitBatch[] = [];
-  const gates: (() => void)[] = [];
+  const attempts: CommitBatch[] = [];
+  const gates: ((ok: boolean) => void)[] = [];
   let failNext = false;
   const store = {
     commit(batch: CommitBatch): Promise<void> {
+      attempts.push(structuredClone(batch));
       if (failNext) {
         failNext = false;
         return Promise.reject(new Error("disk full"));
       }
-      return new Promise<void>((resolve) => gates.push(() => (batches.push(batch), resolve())));
+      return new Promise<void>((resolve, reject) =>
+        gates.push((ok) => ok ? (batches.push(batch), resolve()) : reject(new Error("connection lost")))
+      );
     },
   } as unknown as Store;
+  const next = async () => {
+    for (let i = 0; i < 100 && gates.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    return gates.shift()!;
+  };
   return {
     store,
     batches,
+    attempts,
     failNextCommit: () => (failNext = true),
     /** Lets the oldest waiting commit finish, once one is waiting. */
-    async release() {
-      for (let i = 0; i < 100 && gates.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
-      gates.shift()!();
-    },
+    release: async () => (await next())(true),
+    /** Makes the oldest waiting commit fail, once one is waiting (what it wrote may be durable or not). */
+    fail: async () => (await next())(false),
   };
+}
+
+/** Batch ids b1, b2, … (GroupCommitter's injected id generator). */
+function countedIds(): () => string {
+  let n = 0;
+  return () => `b${++n}`;
 }
 
 const ids = (b: CommitBatch) => b.money.map((d) => `${d.keyId}:${d.spent}`);
@@ -61,7 +76,7 @@ Deno.test("GroupCommitter.flush resolves only when every earlier change is durab
   assert.deepEqual(s.batches.flatMap(ids), ["a:1", "b:2"]);
 });
 
-Deno.test("GroupCommitter keeps a failed round's data and writes it with the next one", async () => {
+Deno.test("GroupCommitter keeps a failed round's data and writes it again before newer changes", async () => {
   const s = gatedStore();
   const gc = new GroupCommitter(s.store, 60_000);
   s.failNextCommit();
@@ -73,9 +88,58 @@ Deno.test("GroupCommitter keeps a failed round's data and writes it with the nex
   gc.money("b", 2n, 0n);
   const retry = gc.flush();
   await s.release();
+  await s.release();
   await retry;
-  assert.deepEqual(ids(s.batches[0]!).sort(), ["a:1", "b:2"]);
+  assert.deepEqual(s.batches.map(ids), [["a:1"], ["b:2"]]);
   assert.equal(s.batches[0]!.usage.length, 1);
+  assert.deepEqual(s.batches[0], s.attempts[0], "the failed batch, unchanged");
+  assert.notEqual(s.batches[1]!.id, s.batches[0]!.id);
+  assert.deepEqual([gc.stats().commits, gc.stats().rows], [2, 1]);
+});
+
+Deno.test("GroupCommitter retries the failed batch itself (same id and content) while newer changes wait", async () => {
+  const s = gatedStore();
+  const gc = new GroupCommitter(s.store, 60_000, undefined, () => 1_000, countedIds());
+  let open = [{ requestId: "req_open" }] as never[];
+  void gc.drain(() => open, 60_000); // checkpoints are cut with a round; the ticker never fires here
+  gc.money("a", 1n, 0n, { holder: "h", returned: 2n, reserved: 3n });
+  gc.usage({ requestId: "req_1" } as never);
+  const first = gc.flush();
+  // Queued while b1 is in flight, and again while its retry is: none of it may join b1.
+  gc.money("a", 10n, 0n);
+  gc.money("c", 4n, 0n);
+  gc.usage({ requestId: "req_2" } as never);
+  open = [];
+  gc.settled("req_open");
+  await s.fail(); // b1 may have been written in part, or whole with the reply lost
+  await first;
+  assert.equal(gc.failures, 1);
+  const retry = gc.flush();
+  gc.money("c", 100n, 0n);
+  await s.release();
+  await s.release();
+  await retry;
+  const b1 = {
+    id: "b1",
+    money: [{ keyId: "a", spent: 1n, credited: 0n, lease: { holder: "h", returned: 2n, reserved: 3n } }],
+    usage: [{ requestId: "req_1" }],
+    open: [{ requestId: "req_open" }],
+    closed: [],
+    at: 1_000,
+  };
+  assert.deepEqual(s.attempts.slice(0, 2), [b1, b1], "b1 retried as it was, not merged with newer changes");
+  assert.deepEqual(s.batches[0], b1);
+  assert.deepEqual(s.batches[1], {
+    id: "b2",
+    money: [{ keyId: "a", spent: 10n, credited: 0n }, { keyId: "c", spent: 104n, credited: 0n }],
+    usage: [{ requestId: "req_2" }],
+    open: [],
+    closed: ["req_open"],
+    at: 1_000,
+  });
+  assert.equal(s.attempts.length, 3);
+  assert.deepEqual([gc.stats().commits, gc.stats().rows, gc.stats().pendingMs], [2, 2, 0]);
+  gc.stop();
 });
 
 Deno.test("GroupCommitter in drain mode commits each change without the interval", async () => {
@@ -107,7 +171,7 @@ Deno.test("GroupCommitter while draining writes checkpoints on its ticker and de
   assert.deepEqual(s.batches[1]!.open, []);
 });
 
-Deno.test("GroupCommitter sums a key's deltas into one per round, and a failed round's into the next", async () => {
+Deno.test("GroupCommitter sums a key's deltas into one per round, a failed round's kept as they were", async () => {
   const s = gatedStore();
   const gc = new GroupCommitter(s.store, 60_000);
   s.failNextCommit();
@@ -118,9 +182,10 @@ Deno.test("GroupCommitter sums a key's deltas into one per round, and a failed r
   gc.money("b", 8n, 0n);
   const retry = gc.flush();
   await s.release();
+  await s.release();
   await retry;
-  assert.deepEqual(s.batches[0]!.money, [
-    { keyId: "a", spent: 7n, credited: 10n },
-    { keyId: "b", spent: 8n, credited: 0n },
+  assert.deepEqual(s.batches.map((b) => b.money), [
+    [{ keyId: "a", spent: 3n, credited: 10n }],
+    [{ keyId: "a", spent: 4n, credited: 0n }, { keyId: "b", spent: 8n, credited: 0n }],
   ]);
 });

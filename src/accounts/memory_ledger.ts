@@ -9,7 +9,7 @@ import type { Store } from "../store/store.ts";
 import type { UsageRow } from "../store/types.ts";
 import { type Account, addHold, settleHold } from "./account.ts";
 import { checkCaps } from "./caps.ts";
-import { type CommitStats, GroupCommitter } from "./group_commit.ts";
+import { batchIds, type CommitStats, GroupCommitter } from "./group_commit.ts";
 import type { HoldRequest, Ledger } from "./ledger.ts";
 import { roll, type WindowCounters } from "./windows.ts";
 
@@ -19,6 +19,8 @@ export class MemoryLedger implements Ledger {
   readonly #committer: GroupCommitter;
   /** Requests that can tell what they would settle with if cut now (open streams), for drain checkpoints. */
   readonly #open = new Map<string, () => UsageRow | undefined>();
+  /** Ids of the batches `recover` commits itself. */
+  readonly #batchId = batchIds();
 
   constructor(private readonly store: Store, commitIntervalMs = 5) {
     this.#committer = new GroupCommitter(store, commitIntervalMs);
@@ -78,13 +80,14 @@ export class MemoryLedger implements Ledger {
     for (const row of await this.store.listOpen()) {
       const acc = find(row.keyId);
       if (!acc) {
-        await this.store.commit({ money: [], usage: [], closed: [row.requestId] });
+        await this.store.commit({ id: this.#batchId(), money: [], usage: [], closed: [row.requestId] });
         continue;
       }
       const free = acc.rec.balance > 0n ? acc.rec.balance : 0n;
       const charge = row.charged < free ? row.charged : free;
       const settled = { ...row, charged: charge, writtenOff: row.writtenOff + row.charged - charge };
       await this.store.commit({
+        id: this.#batchId(),
         money: [{ keyId: acc.rec.id, spent: charge, credited: 0n }],
         usage: [settled],
         closed: [row.requestId],

@@ -47,6 +47,7 @@ import { HOUR } from "./shared_window.ts";
 import { KvTheta } from "./kv_theta.ts";
 import { KvFiles } from "./kv_files.ts";
 import { backfillUsageHours, readUsageHours, usageParts } from "./kv_usage_hours.ts";
+import { BATCH_ID_TTL_MS, checkBatchId } from "./batch_id.ts";
 
 /** Deno KV limits one atomic operation to 100 checks (lease books are rewritten under a check each). */
 const MAX_CHECKS = 90;
@@ -161,8 +162,13 @@ export class KvStore implements Store {
    * written blind: sums need no read. A key's lease deltas rewrite its lease book in the same atomic as its
    * sums, under a check; a lost check fails the whole atomic (its sums included), so only that atomic is
    * read again and retried.
+   * Applied once per batch id (batch_id.ts): each atomic also sets its marker (kvKeys.commitDone: the batch's
+   * id and the atomic's index) under a check that it is absent, so a retry of a batch that failed part-way
+   * skips the atomics an earlier attempt committed. The cut is a function of the batch alone, so a retry's
+   * atomic `i` holds the same writes as the first attempt's.
    */
   async commit(batch: CommitBatch): Promise<void> {
+    checkBatchId(batch.id);
     const pieces: CommitPiece[] = [];
     const add = (n: number, keyBytes: number, write: CommitPiece["write"]) =>
       pieces.push({ n, keyBytes, write });
@@ -197,42 +203,52 @@ export class KvStore implements Store {
     for (const u of batch.open ?? []) {
       add(1, keyBytes(kvKeys.open(u.requestId)), (op) => op.set(kvKeys.open(u.requestId), u));
     }
+    // Every atomic starts with its marker: one mutation, and its key checked and set (its check is one
+    // beyond the MAX_CHECKS lease books, within KV's 100).
+    const marker = { n: 1, keyBytes: 2 * keyBytes(kvKeys.commitDone(batch.id, 0)) };
+    const atomics: CommitPiece[][] = [];
     let atomic: CommitPiece[] = [];
-    let n = 0;
-    let bytes = 0;
+    let n = marker.n;
+    let bytes = marker.keyBytes;
     let checks = 0;
     for (const p of pieces) {
       const c = p.book === undefined ? 0 : 1;
       if (
-        n > 0 && (n + p.n > MAX_MUTATIONS || bytes + p.keyBytes > MAX_KEY_BYTES || checks + c > MAX_CHECKS)
+        atomic.length > 0 &&
+        (n + p.n > MAX_MUTATIONS || bytes + p.keyBytes > MAX_KEY_BYTES || checks + c > MAX_CHECKS)
       ) {
-        await this.#commitPieces(atomic);
-        [atomic, n, bytes, checks] = [[], 0, 0, 0];
+        atomics.push(atomic);
+        [atomic, n, bytes, checks] = [[], marker.n, marker.keyBytes, 0];
       }
       atomic.push(p);
       n += p.n;
       bytes += p.keyBytes;
       checks += c;
     }
-    if (n > 0) await this.#commitPieces(atomic);
+    if (atomic.length > 0) atomics.push(atomic);
+    for (const [i, pieces] of atomics.entries()) {
+      await this.#commitPieces(kvKeys.commitDone(batch.id, i), pieces);
+    }
   }
 
-  /** One atomic operation of a commit; read, written and retried as a whole when it rewrites lease books. */
-  async #commitPieces(pieces: CommitPiece[]): Promise<void> {
+  /**
+   * One atomic operation of a commit with its marker `done`; read, written and retried as a whole when it
+   * rewrites lease books. Nothing is written when `done` is there already (an earlier attempt committed it).
+   */
+  async #commitPieces(done: Deno.KvKey, pieces: CommitPiece[]): Promise<void> {
     const keyIds = pieces.flatMap((p) => p.book === undefined ? [] : [p.book]);
     const build = (books: Map<string, Deno.KvEntryMaybe<LeaseBook>>) => {
-      const op = this.kv.atomic();
+      const op = this.kv.atomic().check({ key: done, versionstamp: null });
       for (const p of pieces) p.write(op, books);
-      return op;
+      return op.set(done, true, { expireIn: BATCH_ID_TTL_MS });
     };
-    if (keyIds.length === 0) {
-      if (!(await build(new Map()).commit()).ok) throw new Error("kv commit failed");
-      return;
-    }
-    await optimistic(
-      "commit",
-      async () => (await commitChecked(build(await this.#books(keyIds)))) ? { value: undefined } : null,
-    );
+    // A lost check is the marker (committed before: done), a lease book that changed or a shared file locked
+    // by another process meanwhile (read again, retry).
+    await optimistic("commit", async () => {
+      const books = keyIds.length === 0 ? new Map() : await this.#books(keyIds);
+      if (await commitChecked(build(books))) return { value: undefined };
+      return (await this.kv.get(done)).versionstamp !== null ? { value: undefined } : null;
+    });
   }
 
   /** The lease books of `keyIds`, read `MAX_READ` at a time. */

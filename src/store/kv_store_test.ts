@@ -1,6 +1,6 @@
 /** The Store contract on Deno KV (a fresh KV file per test), and what only the KV store promises. */
 import assert from "node:assert/strict";
-import { keyRecord, usageRow } from "./test_fixtures.ts";
+import { batchId, keyRecord, usageRow } from "./test_fixtures.ts";
 import { KvStore } from "./kv_store.ts";
 import type { LeaseView } from "./types.ts";
 import { leaseCommitContract } from "./lease_commit_contract.ts";
@@ -9,23 +9,43 @@ import { sessionContract } from "./session_contract.ts";
 import { thetaContract } from "./theta_contract.ts";
 import { type StoreBackend, storeContract } from "./store_contract.ts";
 import { usageHoursContract } from "./usage_hours_contract.ts";
+import { commitOnceContract, type FaultyLocation, type WriteFault } from "./commit_once_contract.ts";
 
-const kv: StoreBackend = {
+const kv: StoreBackend<FaultyLocation> = {
   name: "kv",
   async fresh() {
     const dir = await Deno.makeTempDir({ prefix: "kv_store_" });
     return {
       open: () => KvStore.open(`${dir}/gateway.kv`),
+      faulty: async (fault) => new KvStore(faultyKv(await Deno.openKv(`${dir}/gateway.kv`), fault)),
       remove: () => Deno.remove(dir, { recursive: true }),
     };
   },
 };
+
+/** `kv` whose atomic operations commit through `fault` (commit_once_contract.ts). */
+function faultyKv(kv: Deno.Kv, fault: WriteFault): Deno.Kv {
+  return new Proxy(kv, {
+    get(target, prop) {
+      const v = Reflect.get(target, prop, target);
+      if (typeof v !== "function") return v;
+      if (prop !== "atomic") return v.bind(target);
+      return () => {
+        const op = target.atomic();
+        const commit = op.commit.bind(op);
+        op.commit = () => fault.run(commit);
+        return op;
+      };
+    },
+  });
+}
 storeContract(kv);
 leaseContract(kv);
 leaseCommitContract(kv);
 thetaContract(kv);
 usageHoursContract(kv);
 sessionContract(kv);
+commitOnceContract(kv, 3); // the batch is cut into 3 atomics
 
 /**
  * A store over `kv` whose atomic operations and reads are counted. `afterRead`, when set, runs once after
@@ -102,9 +122,10 @@ Deno.test("KvStore.commit without lease deltas: one atomic operation, nothing re
   const { store, count } = spiedStore(await Deno.openKv(":memory:"));
   const row = (id: string, charged: bigint) => usageRow(id, "key_a", { charged });
   await store.createKey(keyRecord("key_a", { balance: 100n, credited: 100n }));
-  await store.commit({ money: [], usage: [], open: [row("req_a", 1n), row("req_b", 1n)] });
+  await store.commit({ id: batchId(), money: [], usage: [], open: [row("req_a", 1n), row("req_b", 1n)] });
   [count.atomics, count.reads] = [0, 0];
   await store.commit({
+    id: batchId(),
     money: [{ keyId: "key_a", spent: 10n, credited: 0n }],
     usage: [row("req_a", 10n)],
     closed: ["req_a"],
@@ -129,6 +150,7 @@ Deno.test("KvStore.takeLease: another process's settlement between its read and 
   });
   kv.hook.afterRead = () =>
     kv.two.commit({
+      id: batchId(),
       money: [{
         keyId: "key_a",
         spent: 10n,
@@ -159,7 +181,7 @@ Deno.test("KvStore.takeLease: a top-up summed into a counter limb that did not e
   await kv.two.createKey(funded("key_a", 100n));
   // 2^32 adds to limb 1 only: the lease book and limb 0 are untouched, the take's check of limb 1 (absent) fails.
   kv.hook.afterRead = () =>
-    kv.two.commit({ money: [{ keyId: "key_a", spent: 0n, credited: 1n << 32n }], usage: [] });
+    kv.two.commit({ id: batchId(), money: [{ keyId: "key_a", spent: 0n, credited: 1n << 32n }], usage: [] });
   const seen: LeaseView[] = [];
   const { grant } = await takeAll(kv.one, "h1", seen);
   assert.deepEqual(seen.map((v) => v.credited), [100n, 100n + (1n << 32n)]);
@@ -188,6 +210,7 @@ Deno.test("KvStore.commit: a lease book changed after its read retries that atom
   kv.hook.afterRead = () => take("h2", 200n);
   [kv.count.atomics, kv.count.reads] = [0, 0];
   await kv.one.commit({
+    id: batchId(),
     money: [{
       keyId: "key_a",
       spent: 30n,
@@ -198,7 +221,11 @@ Deno.test("KvStore.commit: a lease book changed after its read retries that atom
     closed: ["req_a"],
     at: T,
   });
-  assert.deepEqual(kv.count, { atomics: 2, reads: 2 }, "read, lost the check, read again, committed");
+  assert.deepEqual(
+    kv.count,
+    { atomics: 2, reads: 3 },
+    "read, lost the check, read the batch's marker (absent), read again, committed",
+  );
   assert.deepEqual(await kv.two.leaseView("key_a", "h1", T), {
     credited: 1_000n,
     spent: 30n,
@@ -224,6 +251,7 @@ Deno.test("KvStore.commit: lease deltas on more keys than one atomic may check a
   }
   count.atomics = 0;
   await store.commit({
+    id: batchId(),
     money: ids.map((keyId) => ({
       keyId,
       spent: 10n,

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { kvKeys } from "./kv_keys.ts";
 import { KvStore } from "./kv_store.ts";
 import { backfillUsageHours } from "./kv_usage_hours.ts";
-import { usageRow } from "./test_fixtures.ts";
+import { batchId, usageRow } from "./test_fixtures.ts";
 import type { UsageRow } from "./types.ts";
 import { expectedHours } from "./usage_hours_contract.ts";
 
@@ -44,7 +44,7 @@ Deno.test("KV usage hours: a file written before them is counted at open, once",
     for (const k of ["key_a", "key_b"]) {
       assert.deepEqual(await store.usageHours(k, ...ALL), expectedHours(only(OLD, k), ...ALL));
     }
-    await store.commit({ money: [], usage: fresh });
+    await store.commit({ id: batchId(), money: [], usage: fresh });
   } finally {
     await store.close();
   }
@@ -63,7 +63,7 @@ Deno.test("KV usage hours: two processes opening an older file at once count it 
   await using file = await oldFile();
   const [a, b] = await Promise.all([KvStore.open(file.path), KvStore.open(file.path)]);
   try {
-    await a.commit({ money: [], usage: [usageRow("req_a", "key_a", { createdAt: H })] });
+    await a.commit({ id: batchId(), money: [], usage: [usageRow("req_a", "key_a", { createdAt: H })] });
     const want = expectedHours([...only(OLD, "key_a"), usageRow("req_a", "key_a", { createdAt: H })], ...ALL);
     assert.deepEqual(await b.usageHours("key_a", ...ALL), want);
   } finally {
@@ -85,7 +85,7 @@ Deno.test("KV usage hours: a backfill that read the rows before another process 
         return (async function* () {
           yield* inner;
           const first = await KvStore.open(file.path);
-          await first.commit({ money: [], usage: [fresh] });
+          await first.commit({ id: batchId(), money: [], usage: [fresh] });
           await first.close();
         })();
       };

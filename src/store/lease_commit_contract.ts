@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import type { Store } from "./store.ts";
 import { contractTest, type StoreBackend } from "./store_contract.ts";
-import { keyRecord, usageRow } from "./test_fixtures.ts";
+import { batchId, keyRecord, usageRow } from "./test_fixtures.ts";
 import type { LeaseView } from "./types.ts";
 import { byId, funded, HOUR, HOUR_10, min, sum, type Sums, T, take, TTL, win } from "./lease_fixtures.ts";
 
@@ -26,6 +26,7 @@ export function leaseCommitContract(backend: StoreBackend): void {
       window: win(w, hourStart),
     });
     await store.commit({
+      id: batchId(),
       money: [{
         keyId: "key_a",
         spent: 30n,
@@ -43,6 +44,7 @@ export function leaseCommitContract(backend: StoreBackend): void {
 
     // Two deltas of one batch on the same lease both count.
     await store.commit({
+      id: batchId(),
       money: [
         { keyId: "key_a", spent: 10n, credited: 0n, lease: { holder: "h1", returned: 5n, reserved: 0n } },
         { keyId: "key_a", spent: 20n, credited: 0n, lease: { holder: "h1", returned: 0n, reserved: 7n } },
@@ -57,6 +59,7 @@ export function leaseCommitContract(backend: StoreBackend): void {
 
     // More than is left of the lease: it is floored at 0, all of the spend still counts; rolled to `at`.
     await store.commit({
+      id: batchId(),
       money: [{
         keyId: "key_a",
         spent: 40n,
@@ -78,6 +81,7 @@ export function leaseCommitContract(backend: StoreBackend): void {
 
     // A holder with no lease: none appears, the spend and the windows count.
     await store.commit({
+      id: batchId(),
       money: [{
         keyId: "key_a",
         spent: 5n,
@@ -99,8 +103,13 @@ export function leaseCommitContract(backend: StoreBackend): void {
     );
 
     // Deltas without a lease move the counters only, with or without `at`.
-    await store.commit({ money: [{ keyId: "key_a", spent: 3n, credited: 10n }], usage: [], at: T + HOUR });
-    await store.commit({ money: [{ keyId: "key_a", spent: 2n, credited: 0n }], usage: [] });
+    await store.commit({
+      id: batchId(),
+      money: [{ keyId: "key_a", spent: 3n, credited: 10n }],
+      usage: [],
+      at: T + HOUR,
+    });
+    await store.commit({ id: batchId(), money: [{ keyId: "key_a", spent: 2n, credited: 0n }], usage: [] });
     assert.deepEqual(await store.leaseView("key_a", "h2", T + HOUR), {
       ...view(110n, 200n, 200n, after, HOUR_10 + HOUR),
       credited: 1_010n,
@@ -119,6 +128,7 @@ export function leaseCommitContract(backend: StoreBackend): void {
     await take(store, "k00", "h2", T, 50n);
     await store.createKey(funded("k_none", 1_000n));
     await store.commit({
+      id: batchId(),
       money: [
         ...ids.map((id, i) => ({
           keyId: id,
@@ -158,6 +168,7 @@ export function leaseCommitContract(backend: StoreBackend): void {
     const grant = 2n ** 70n + 3n;
     await take(ctx.store, "key_a", "h1", T, grant, 2n ** 66n, 2 * HOUR);
     await ctx.store.commit({
+      id: batchId(),
       money: [{
         keyId: "key_a",
         spent: 2n ** 65n,
@@ -238,6 +249,7 @@ export function leaseCommitContract(backend: StoreBackend): void {
         mine += grant;
         const settle = mine / 2n, back = mine / 4n;
         await store.commit({
+          id: batchId(),
           money: [{
             keyId: "key_a",
             spent: settle,
@@ -277,7 +289,7 @@ export function leaseCommitContract(backend: StoreBackend): void {
     const two = await ctx.open();
     const rec = keyRecord("key_a", { name: "ключ", credited: 100n, balance: 100n, membership: "private" });
     await two.createKey(rec);
-    await two.commit({ money: [{ keyId: "key_a", spent: 30n, credited: 5n }], usage: [] });
+    await two.commit({ id: batchId(), money: [{ keyId: "key_a", spent: 30n, credited: 5n }], usage: [] });
     assert.deepEqual(await ctx.store.getKeyByHash("hash_key_a"), {
       ...rec,
       credited: 105n,
@@ -294,7 +306,7 @@ export function leaseCommitContract(backend: StoreBackend): void {
     const a = funded("key_a", 100n);
     await two.createKey(a);
     await two.createKey(funded("key_b", 50n));
-    await two.commit({ money: [{ keyId: "key_a", spent: 40n, credited: 0n }], usage: [] });
+    await two.commit({ id: batchId(), money: [{ keyId: "key_a", spent: 40n, credited: 0n }], usage: [] });
     const changed = await ctx.store.keyChanges(since);
     assert.deepEqual(byId(changed, "key_a"), { ...a, spent: 40n, balance: 60n });
     assert.deepEqual(byId(changed, "key_b"), funded("key_b", 50n));

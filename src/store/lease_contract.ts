@@ -10,13 +10,14 @@ import assert from "node:assert/strict";
 import { contractTest, type StoreBackend } from "./store_contract.ts";
 import type { LeaseView } from "./types.ts";
 import { DAY_1, funded, HOUR, HOUR_10, type Sums, T, take, TTL, win } from "./lease_fixtures.ts";
+import { batchId } from "./test_fixtures.ts";
 
 export function leaseContract(backend: StoreBackend): void {
   const test = contractTest(backend);
 
   test("takeLease: grants within the available credit; the view is the one decide saw, rolled to now", async ({ store }) => {
     await store.createKey(funded("key_a", 1_000n));
-    await store.commit({ money: [{ keyId: "key_a", spent: 100n, credited: 0n }], usage: [] });
+    await store.commit({ id: batchId(), money: [{ keyId: "key_a", spent: 100n, credited: 0n }], usage: [] });
     const seen: LeaseView[] = [];
     const first = await store.takeLease({
       keyId: "key_a",
@@ -94,7 +95,7 @@ export function leaseContract(backend: StoreBackend): void {
 
   test("takeLease: refuses (RangeError) a grant above credited − spent − leased or below 0, and a reserve below 0", async ({ store }) => {
     await store.createKey(funded("key_a", 1_000n));
-    await store.commit({ money: [{ keyId: "key_a", spent: 100n, credited: 0n }], usage: [] });
+    await store.commit({ id: batchId(), money: [{ keyId: "key_a", spent: 100n, credited: 0n }], usage: [] });
     await take(store, "key_a", "h1", T, 300n);
     const view = { credited: 1_000n, spent: 100n, leased: 300n, mine: 0n, window: win() };
     // A refused take writes neither its grant nor its reserve.

@@ -216,6 +216,21 @@ CREATE TABLE dashboard_sessions (
 CREATE INDEX dashboard_sessions_expiry ON dashboard_sessions (expires_at);
 `,
   },
+  {
+    version: 8,
+    name: "commit batch ids",
+    sql: `
+-- The ids of the group commit's batches committed (CommitBatch.id, src/store/batch_id.ts): the commit
+-- statement (pg_store.ts COMMIT_SQL) inserts its batch's id and writes nothing when it is here already, so a
+-- batch retried after a lost reply is applied once. committed_at (Unix ms, the committing process's clock)
+-- serves the sweep of ids older than a day.
+CREATE TABLE commit_batches (
+  id text COLLATE "C" PRIMARY KEY,
+  committed_at bigint NOT NULL
+);
+CREATE INDEX commit_batches_age ON commit_batches (committed_at);
+`,
+  },
 ];
 
 /**

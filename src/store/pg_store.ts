@@ -46,6 +46,7 @@ import {
 } from "./pg_rows.ts";
 import { emptyWindow, HOUR } from "./shared_window.ts";
 import { checkHourRange } from "./usage_hours.ts";
+import { BATCH_ID_TTL_MS, checkBatchId } from "./batch_id.ts";
 import { countRequest, thetaChannel, updateThetaPool, watchThetaPool } from "./pg_theta.ts";
 
 /** How often every expired file, tool loop, lease and session is deleted (KV's `expireIn` does this by itself). */
@@ -76,13 +77,19 @@ function rolledWindow(unit: "hour" | "day", start: string, add: { spent: string;
 }
 
 /** The parameters after the money columns: the starts of the hour and the day at the batch's `at`
- *  (shared_window.ts emptyWindow), the closed ids, then the usage and checkpoint columns. */
+ *  (shared_window.ts emptyWindow), the closed ids, the usage and checkpoint columns, then the batch's id and
+ *  the time it is committed at (Unix ms). */
 const HOUR_START = MONEY_COLUMNS.length + 1;
 const CLOSED = HOUR_START + 2;
+const BATCH = CLOSED + 1 + 2 * USAGE_COLUMNS.length;
+/** In a source of every write below: none writes when the batch's id was committed before. */
+const FIRST_TIME = "EXISTS (SELECT FROM batch)";
 const WINDOW_ADD = { spent: "delta.window_spent", reserved: "delta.window_reserved" };
 
 /**
- * The whole group commit as one statement (so one round trip and one transaction): money deltas summed per
+ * The whole group commit as one statement (so one round trip and one transaction): the batch's id recorded
+ * (table commit_batches; nothing else is written when it is there already: a retry after a lost reply,
+ * batch_id.ts), money deltas summed per
  * key and added to the counters (and, for lease deltas, to the windows rolled to `at`), the holders'
  * leases shrunk, settled checkpoints deleted, usage rows and fresh checkpoints upserted, and the rows summed
  * per (key, hour, family, model) added to usage_hours (one upsert per hour: a batch never names one twice).
@@ -92,8 +99,12 @@ const WINDOW_ADD = { spent: "delta.window_spent", reserved: "delta.window_reserv
  * Parameters: the money columns (MONEY_COLUMNS), then those of HOUR_START.
  */
 const COMMIT_SQL = `
-WITH d AS (
+WITH batch AS (
+  INSERT INTO commit_batches (id, committed_at) VALUES ($${BATCH}::text, $${BATCH + 1}::int8)
+  ON CONFLICT (id) DO NOTHING RETURNING id
+), d AS (
   SELECT * FROM ${unnestOf(MONEY_COLUMNS, 1)} AS d(${MONEY_COLUMNS.map(([name]) => name).join(", ")})
+  WHERE ${FIRST_TIME}
 ), delta AS (
   SELECT key_id, sum(spent) AS spent, sum(credited) AS credited, bool_or(holder IS NOT NULL) AS leased,
     coalesce(sum(spent) FILTER (WHERE holder IS NOT NULL), 0) AS window_spent,
@@ -122,9 +133,9 @@ WITH d AS (
   DELETE FROM leases USING held
   WHERE leases.key_id = held.key_id AND leases.holder = held.holder AND held.amount <= held.shrink
 ), closed AS (
-  DELETE FROM usage_checkpoints WHERE request_id = ANY($${CLOSED}::text[])
+  DELETE FROM usage_checkpoints WHERE request_id = ANY($${CLOSED}::text[]) AND ${FIRST_TIME}
 ), new_rows AS (
-  SELECT * FROM ${unnestOf(USAGE_COLUMNS, CLOSED + 1)} AS r(${USAGE_NAMES})
+  SELECT * FROM ${unnestOf(USAGE_COLUMNS, CLOSED + 1)} AS r(${USAGE_NAMES}) WHERE ${FIRST_TIME}
 ), usage AS (
   INSERT INTO usage_rows (${USAGE_NAMES}) SELECT * FROM new_rows
   ON CONFLICT (key_id, created_at, request_id) DO UPDATE SET ${USAGE_UPDATE}
@@ -138,7 +149,7 @@ WITH d AS (
 ), open AS (
   INSERT INTO usage_checkpoints (${USAGE_NAMES}) SELECT * FROM ${
   unnestOf(USAGE_COLUMNS, CLOSED + 1 + USAGE_COLUMNS.length)
-}
+} WHERE ${FIRST_TIME}
   ON CONFLICT (request_id) DO UPDATE SET ${USAGE_UPDATE}
 )
 SELECT 1`;
@@ -158,13 +169,18 @@ export class PgStore implements Store {
     this.#sweeper = setInterval(() => void this.sweep(Date.now()), SWEEP_MS);
   }
 
-  /** Connects and applies pending migrations. `onClose` runs after the pool has ended (open.ts: the lock). */
-  static open(url: string, onClose: () => Promise<void> = () => Promise.resolve()): Promise<PgStore> {
+  /** Connects and applies pending migrations. `onClose` runs after the pool has ended (open.ts: the lock);
+   *  the store works through `through(client)` (a test injects faults there: commit_once_contract.ts). */
+  static open(
+    url: string,
+    onClose: () => Promise<void> = () => Promise.resolve(),
+    through: (sql: Sql) => Sql = (sql) => sql,
+  ): Promise<PgStore> {
     return naming(url, async () => {
       const sql = connect(url, "gateway");
       try {
         await migrate(sql);
-        return new PgStore(sql, await thetaChannel(sql), onClose);
+        return new PgStore(through(sql), await thetaChannel(sql), onClose);
       } catch (err) {
         await sql.end({ timeout: 1 });
         throw err;
@@ -215,6 +231,7 @@ export class PgStore implements Store {
   }
 
   async commit(batch: CommitBatch): Promise<void> {
+    checkBatchId(batch.id);
     const usage = lastOf(batch.usage, (u) => `${u.keyId}\n${u.createdAt}\n${u.requestId}`);
     const open = lastOf(batch.open ?? [], (u) => u.requestId);
     // A request both settled and checkpointed in one batch keeps its checkpoint, as on KV (the later write).
@@ -237,6 +254,8 @@ export class PgStore implements Store {
       closed,
       ...columnArrays(USAGE_COLUMNS, usage),
       ...columnArrays(USAGE_COLUMNS, open),
+      batch.id,
+      Date.now(),
     ], { prepare: true });
   }
 
@@ -421,7 +440,8 @@ export class PgStore implements Store {
 
   /** Deletes every file, tool loop, lease and dashboard session expired at `now` (a batch each: the next sweep
    *  takes the rest). An expired lease or session counts for nothing already (pg_leases.ts, getSession);
-   *  deleting it only keeps the table small. */
+   *  deleting it only keeps the table small. Batch ids older than BATCH_ID_TTL_MS go all at once: an index
+   *  range that no writer locks (a commit only inserts a fresh id). */
   async sweep(now: number): Promise<void> {
     try {
       await sweepFiles(this.sql, now);
@@ -437,6 +457,7 @@ export class PgStore implements Store {
         DELETE FROM dashboard_sessions WHERE hash IN (
           SELECT hash FROM dashboard_sessions WHERE expires_at <= ${now}
           LIMIT ${SWEEP_BATCH} FOR UPDATE SKIP LOCKED)`;
+      await this.sql`DELETE FROM commit_batches WHERE committed_at <= ${now - BATCH_ID_TTL_MS}`;
     } catch (err) {
       console.error(`postgres store sweep failed: ${err instanceof Error ? err.message : err}`);
     }

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { connect, type Sql } from "./pg_connect.ts";
 import { migrate, MIGRATIONS } from "./pg_migrations.ts";
 import { PgStore } from "./pg_store.ts";
+import { BATCH_ID_TTL_MS } from "./batch_id.ts";
 import { freshSchema, PG_SKIP_NOTE, TEST_DATABASE_URL, type TestSchema } from "./pg_test_schema.ts";
 import { leaseCommitContract } from "./lease_commit_contract.ts";
 import { leaseContract } from "./lease_contract.ts";
@@ -15,22 +16,43 @@ import { sessionContract } from "./session_contract.ts";
 import { thetaContract } from "./theta_contract.ts";
 import { type StoreBackend, storeContract } from "./store_contract.ts";
 import { usageHoursContract } from "./usage_hours_contract.ts";
-import { keyRecord, usageRow } from "./test_fixtures.ts";
+import { commitOnceContract, type FaultyLocation, type WriteFault } from "./commit_once_contract.ts";
+import { batchId, keyRecord, usageRow } from "./test_fixtures.ts";
 
-const postgres: StoreBackend = {
+const postgres: StoreBackend<FaultyLocation> = {
   name: "postgres",
   ...(TEST_DATABASE_URL ? {} : { skip: "TEST_DATABASE_URL unset" }),
   async fresh() {
     const schema = await freshSchema();
-    return { open: () => PgStore.open(schema.url), remove: schema.drop };
+    return {
+      open: () => PgStore.open(schema.url),
+      faulty: (fault) => PgStore.open(schema.url, undefined, (sql) => faultySql(sql, fault)),
+      remove: schema.drop,
+    };
   },
 };
+
+/** `sql` whose commit statements (pg_store.ts COMMIT_SQL, the one that writes usage rows) run through `fault`
+ *  (commit_once_contract.ts): after it, the statement committed and its reply is lost. */
+function faultySql(sql: Sql, fault: WriteFault): Sql {
+  return new Proxy(sql, {
+    get(target, prop) {
+      const v = Reflect.get(target, prop, target);
+      if (prop !== "unsafe") return v;
+      return (query: string, ...rest: unknown[]) => {
+        const run = () => (target.unsafe as (...args: unknown[]) => Promise<unknown>)(query, ...rest);
+        return query.includes("INSERT INTO usage_rows") ? fault.run(run) : run();
+      };
+    },
+  });
+}
 storeContract(postgres);
 leaseContract(postgres);
 leaseCommitContract(postgres);
 thetaContract(postgres);
 usageHoursContract(postgres);
 sessionContract(postgres);
+commitOnceContract(postgres, 1); // one statement
 
 /** 10:30 UTC: lease times are given, never read from the clock. */
 const T = Date.UTC(2026, 0, 1, 10, 30);
@@ -84,7 +106,7 @@ pgTest(
     const store = await PgStore.open(s.url);
     try {
       await store.createKey(keyRecord("key_a", { balance: 100n, credited: 100n }));
-      await store.commit({ money: [], usage: [], open: [usageRow("req_a", "key_a")] });
+      await store.commit({ id: batchId(), money: [], usage: [], open: [usageRow("req_a", "key_a")] });
       const decide = () => ({ grant: 50n, reserved: 5n });
       await store.takeLease({ keyId: "key_a", holder: "h1", now: T, ttlMs: 60_000, decide });
       const view = await store.leaseView("key_a", "h1", T);
@@ -92,6 +114,7 @@ pgTest(
       const lease = { holder: "h1", returned: 10n, reserved: 3n };
       await assert.rejects(
         store.commit({
+          id: batchId(),
           money: [{ keyId: "key_a", spent: 10n, credited: 0n, lease }],
           usage: [usageRow("req_a", "key_a"), tooBig],
           closed: ["req_a"],
@@ -112,10 +135,14 @@ pgTest(
           { keyId: "key_a", spent: 0n, credited: 0n, lease: { ...lease, reserved: -1n } },
         ]
       ) {
-        await assert.rejects(store.commit({ money: [money], usage: [], at: T }), RangeError);
+        await assert.rejects(store.commit({ id: batchId(), money: [money], usage: [], at: T }), RangeError);
       }
       await assert.rejects(
-        store.commit({ money: [{ keyId: "key_a", spent: 1n, credited: 0n, lease }], usage: [] }),
+        store.commit({
+          id: batchId(),
+          money: [{ keyId: "key_a", spent: 1n, credited: 0n, lease }],
+          usage: [],
+        }),
         RangeError,
         "a lease delta needs the batch's at",
       );
@@ -154,6 +181,7 @@ pgTest(
           }
           const [, , renewed] = await Promise.all([
             store.commit({
+              id: batchId(),
               money: order.map((keyId) => ({ keyId, spent: 1n, credited: 0n, lease })),
               usage: [],
               at: T,
@@ -210,6 +238,7 @@ pgTest(
       const lease = { holder: "h", returned: 0n, reserved: 0n };
       const commit = () =>
         store.commit({
+          id: batchId(),
           money: ["kb", "ka"].map((keyId) => ({ keyId, spent: 1n, credited: 0n, lease })),
           usage: [],
           at: T,
@@ -270,7 +299,7 @@ pgTest("the usage report's page is an index range in the report's order (no sort
   const store = await PgStore.open(s.url);
   const sql = connect(s.url, "test", { max: 1 });
   try {
-    await store.commit({ money: [], usage: [usageRow("req_a", "key_a")] });
+    await store.commit({ id: batchId(), money: [], usage: [usageRow("req_a", "key_a")] });
     await sql`SET enable_seqscan = off`;
     const plan = (await sql`
       EXPLAIN SELECT * FROM usage_rows
@@ -341,6 +370,36 @@ pgTest("the sweep deletes every expired file, tool loop, lease and session, and 
     await store.close();
   }
 });
+
+pgTest(
+  "a commit records its batch id; the sweep forgets ids a day old, by the index on their age",
+  async (s) => {
+    const store = await PgStore.open(s.url);
+    const sql = connect(s.url, "test", { max: 1 });
+    try {
+      await store.createKey(keyRecord("key_a"));
+      const batch = { id: batchId(), money: [{ keyId: "key_a", spent: 0n, credited: 5n }], usage: [] };
+      const before = Date.now();
+      await store.commit(batch);
+      const [row] = await sql`SELECT id, committed_at FROM commit_batches`;
+      assert.equal(row!.id, batch.id);
+      await store.sweep(before + BATCH_ID_TTL_MS - 1); // not a day old yet: remembered
+      await store.commit(batch);
+      assert.equal((await store.getKey("key_a"))?.credited, 5n);
+      await store.sweep(Number(row!.committed_at) + BATCH_ID_TTL_MS);
+      assert.equal((await sql`SELECT id FROM commit_batches`).length, 0);
+      await store.commit(batch); // forgotten: a batch that old is never retried
+      assert.equal((await store.getKey("key_a"))?.credited, 10n);
+      await sql`SET enable_seqscan = off`;
+      const plan = (await sql`EXPLAIN DELETE FROM commit_batches WHERE committed_at <= ${"5"}`)
+        .map((r) => r["QUERY PLAN"]).join("\n");
+      assert.match(plan, /commit_batches_age/);
+    } finally {
+      await sql.end();
+      await store.close();
+    }
+  },
+);
 
 pgTest(
   "watchThetaPool: each schema's pool has its own channel; another schema's change is not heard",

@@ -8,7 +8,7 @@ import { migrate, MIGRATIONS } from "./pg_migrations.ts";
 import { columnArrays, unnestOf, USAGE_COLUMNS } from "./pg_rows.ts";
 import { PgStore } from "./pg_store.ts";
 import { freshSchema, PG_SKIP_NOTE, TEST_DATABASE_URL } from "./pg_test_schema.ts";
-import { usageRow } from "./test_fixtures.ts";
+import { batchId, usageRow } from "./test_fixtures.ts";
 import { expectedHours } from "./usage_hours_contract.ts";
 
 const HOUR = 3_600_000;
@@ -61,7 +61,7 @@ pgTest("migration 6 sums the usage rows written before it, once", async (url) =>
         expectedHours(rows.filter((u) => u.keyId === k), ...all),
       );
     }
-    await store.commit({ money: [], usage: [fresh] });
+    await store.commit({ id: batchId(), money: [], usage: [fresh] });
     const again = await PgStore.open(url); // nothing left to migrate: nothing counted twice
     try {
       const want = expectedHours([...rows.filter((u) => u.keyId === "key_a"), fresh], ...all);
@@ -80,7 +80,7 @@ pgTest(
     const store = await PgStore.open(url);
     const sql = connect(url, "test", { max: 1 });
     try {
-      await store.commit({ money: [], usage: [usageRow("req_a", "key_a", { createdAt: H })] });
+      await store.commit({ id: batchId(), money: [], usage: [usageRow("req_a", "key_a", { createdAt: H })] });
       await sql`SET enable_seqscan = off`;
       const plan = (await sql`
       EXPLAIN SELECT * FROM usage_hours WHERE key_id = ${"key_a"} AND hour >= ${H} AND hour < ${H + HOUR}

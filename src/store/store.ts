@@ -87,7 +87,9 @@ export interface Store {
   updateKey(meta: KeyMeta): Promise<void>;
   /**
    * Adds the money deltas to the keys' counters, writes usage rows, deletes settled checkpoints in the same
-   * atomic operation as the money deltas, and writes the batch's drain checkpoints.
+   * atomic operation as the money deltas, and writes the batch's drain checkpoints. Once per batch id: given a
+   * batch whose id it committed before (a retry after a failure part-way or a lost reply), it applies only what
+   * was not applied yet — so a failed commit is retried with the same batch, unchanged (batch_id.ts).
    */
   commit(batch: CommitBatch): Promise<void>;
   /** Drain checkpoints left by a process that was killed while draining. */

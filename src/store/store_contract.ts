@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import type { Store, StoredFile, ToolLoop } from "./store.ts";
-import { keyRecord, usageRow } from "./test_fixtures.ts";
+import { batchId, keyRecord, usageRow } from "./test_fixtures.ts";
 import type { KeyRecord, UsageRow } from "./types.ts";
 
 /** Where one test's store lives. */
@@ -14,11 +14,11 @@ export interface StoreLocation {
   remove(): Promise<void>;
 }
 
-export interface StoreBackend {
+export interface StoreBackend<L extends StoreLocation = StoreLocation> {
   name: string;
   /** Why the backend cannot run here (its tests are then registered with `ignore: true`). */
   skip?: string;
-  fresh(): Promise<StoreLocation>;
+  fresh(): Promise<L>;
 }
 
 export interface Ctx {
@@ -31,9 +31,9 @@ export interface Ctx {
 }
 
 /** Registers one contract test on `backend`: a fresh location, every store it opened closed at the end.
- *  Shared by every contract suite (this one, lease_contract.ts). */
-export function contractTest(backend: StoreBackend) {
-  return (name: string, fn: (ctx: Ctx) => Promise<void>) =>
+ *  Shared by every contract suite (this one, lease_contract.ts); `fn` is given the location too. */
+export function contractTest<L extends StoreLocation>(backend: StoreBackend<L>) {
+  return (name: string, fn: (ctx: Ctx, where: L) => Promise<void>) =>
     Deno.test({
       name: `${backend.name} store: ${name}${backend.skip ? ` [skipped: ${backend.skip}]` : ""}`,
       ignore: backend.skip !== undefined,
@@ -55,7 +55,7 @@ export function contractTest(backend: StoreBackend) {
               return ctx.store = await open();
             },
           };
-          await fn(ctx);
+          await fn(ctx, where);
         } finally {
           for (const s of live) await s.close();
           await where.remove();
@@ -71,6 +71,7 @@ export function storeContract(backend: StoreBackend): void {
     await store.createKey(keyRec("key_a", 100n));
     const updated = { ...keyRec("key_a", 60n), credited: 100n, spent: 40n };
     await store.commit({
+      id: batchId(),
       money: [{ keyId: "key_a", spent: 40n, credited: 0n }],
       usage: [row("req_1", "key_a", 1_000, 40n)],
     });
@@ -87,7 +88,12 @@ export function storeContract(backend: StoreBackend): void {
   test("a usage row's served model (theta's fallback) round-trips, and a row without one has none", async (ctx) => {
     await ctx.store.createKey(keyRec("key_a", 100n));
     const served = { ...row("req_s", "key_a", 2_000), servedModel: "theta3.7-max" };
-    await ctx.store.commit({ money: [], usage: [row("req_p", "key_a", 1_000), served], open: [served] });
+    await ctx.store.commit({
+      id: batchId(),
+      money: [],
+      usage: [row("req_p", "key_a", 1_000), served],
+      open: [served],
+    });
     const store = await ctx.reopen();
     assert.deepEqual((await store.listUsage("key_a", { limit: 10 })).rows, [
       served,
@@ -115,6 +121,7 @@ export function storeContract(backend: StoreBackend): void {
     await ctx.store.createKey(rec);
     await ctx.store.createKey(keyRecord("key_y"));
     await ctx.store.commit({
+      id: batchId(),
       money: [
         { keyId: "key_z", spent: 2n ** 65n, credited: 0n },
         { keyId: "key_y", spent: 0n, credited: 7n },
@@ -134,7 +141,7 @@ export function storeContract(backend: StoreBackend): void {
   test("updateKey writes metadata only: a stale view of the money cannot overwrite it", async ({ store }) => {
     const rec = keyRec("key_a", 100n);
     await store.createKey(rec);
-    await store.commit({ money: [{ keyId: "key_a", spent: 30n, credited: 5n }], usage: [] });
+    await store.commit({ id: batchId(), money: [{ keyId: "key_a", spent: 30n, credited: 5n }], usage: [] });
     await store.updateKey({ ...rec, revoked: true, name: "renamed", thetaHourlyRequests: 3 });
     assert.deepEqual(await store.getKey("key_a"), {
       ...rec,
@@ -156,7 +163,7 @@ export function storeContract(backend: StoreBackend): void {
         // Wide values, so carries (KV limbs) and numeric arithmetic are exercised too.
         const spent = BigInt(i + 1) * 0xffff_ffffn + (tag === "one" ? 1n : 2n ** 40n);
         expected += spent;
-        await store.commit({ money: [{ keyId: "key_a", spent, credited: 0n }], usage: [] });
+        await store.commit({ id: batchId(), money: [{ keyId: "key_a", spent, credited: 0n }], usage: [] });
       }
     };
     await Promise.all([writer(ctx.store, "one"), writer(two, "two")]);
@@ -168,9 +175,15 @@ export function storeContract(backend: StoreBackend): void {
 
   test("commit writes drain checkpoints and deletes settled ones with the money", async ({ store }) => {
     await store.createKey(keyRec("key_a", 100n));
-    await store.commit({ money: [], usage: [], open: [row("req_a", "key_a", 1), row("req_b", "key_a", 2)] });
+    await store.commit({
+      id: batchId(),
+      money: [],
+      usage: [],
+      open: [row("req_a", "key_a", 1), row("req_b", "key_a", 2)],
+    });
     assert.deepEqual((await store.listOpen()).map((r) => r.requestId), ["req_a", "req_b"]);
     await store.commit({
+      id: batchId(),
       money: [{ keyId: "key_a", spent: 10n, credited: 0n }],
       usage: [row("req_a", "key_a", 1, 10n)],
       closed: ["req_a"],
@@ -186,6 +199,7 @@ export function storeContract(backend: StoreBackend): void {
     assert.equal((await store.getKey("key_a"))!.balance, 90n);
     // Closed and checkpointed again in one batch: the checkpoint (the later write) stays.
     await store.commit({
+      id: batchId(),
       money: [],
       usage: [],
       closed: ["req_b", "req_c"],
@@ -214,14 +228,14 @@ export function storeContract(backend: StoreBackend): void {
       rates: { input: 15_000_000n, cacheRead: 1_500_000n, output: 75_000_000n, search: 10_000_000_000n },
     });
     const plain = usageRow("req_plain", "key_a", { createdAt: 1_600_000_000_000 });
-    await store.commit({ money: [], usage: [full, plain], open: [full] });
+    await store.commit({ id: batchId(), money: [], usage: [full, plain], open: [full] });
     assert.deepEqual((await store.listUsage("key_a", { limit: 10 })).rows, [full, plain]);
     assert.deepEqual(await store.listOpen(), [full]);
   });
 
   test("listUsage pages a key's rows newest first (then by request id) with position cursors", async ({ store }) => {
     const rows = [1, 2, 3, 4, 5].map((t) => row(`req_${t}`, "key_a", t * 1_000));
-    await store.commit({ money: [], usage: [...rows, row("req_other", "key_b", 9_000)] });
+    await store.commit({ id: batchId(), money: [], usage: [...rows, row("req_other", "key_b", 9_000)] });
     const ids = (p: { rows: UsageRow[] }) => p.rows.map((r) => r.requestId);
 
     const p1 = await store.listUsage("key_a", { limit: 2 });
@@ -240,11 +254,12 @@ export function storeContract(backend: StoreBackend): void {
       "req_3",
     ]);
     // A newer row does not shift a position taken earlier.
-    await store.commit({ money: [], usage: [row("req_6", "key_a", 6_000)] });
+    await store.commit({ id: batchId(), money: [], usage: [row("req_6", "key_a", 6_000)] });
     assert.deepEqual(ids(await store.listUsage("key_a", { limit: 2, after: p1.next! })), ["req_3", "req_2"]);
 
     // Rows of the same millisecond: by request id, and a cursor between them holds.
     await store.commit({
+      id: batchId(),
       money: [],
       usage: ["req_c", "req_a", "req_b"].map((id) => row(id, "key_t", 7_000)),
     });
@@ -364,6 +379,7 @@ export function storeContract(backend: StoreBackend): void {
     const f = file("file_1", "key_a", now);
     await ctx.store.createKey(keyRec("key_a", 100n));
     await ctx.store.commit({
+      id: batchId(),
       money: [{ keyId: "key_a", spent: 1n, credited: 0n }],
       usage: [row("req_1", "key_a", now, 1n)],
       open: [row("req_2", "key_a", now)],

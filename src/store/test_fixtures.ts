@@ -1,5 +1,6 @@
 /** Records for store, money and account tests: defaults a test overrides with what it is about. */
 import type { KeyRecord, UsageRow } from "./types.ts";
+import { idGenerator } from "../util/ids.ts";
 
 export function keyRecord(id: string, over: Partial<KeyRecord> = {}): KeyRecord {
   return {
@@ -44,4 +45,10 @@ export function usageRow(requestId: string, keyId: string, over: Partial<UsageRo
     rates: { input: 1n, cacheRead: 1n, output: 2n, search: 0n },
     ...over,
   };
+}
+
+const batchIds = idGenerator();
+/** A fresh CommitBatch id (every commit names its batch: batch_id.ts). */
+export function batchId(): string {
+  return batchIds("test_");
 }

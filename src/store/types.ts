@@ -172,6 +172,12 @@ export interface SessionRecord {
 
 /** What the group committer writes in one atomic operation. */
 export interface CommitBatch {
+  /**
+   * Names the batch (at most MAX_BATCH_ID characters, unique per batch: group_commit.ts batchIds). A commit
+   * given an id already committed applies nothing of it again, whole or the parts that were (a retry after a
+   * failure part-way or a lost reply): the store remembers ids for a day (BATCH_ID_TTL_MS).
+   */
+  id: string;
   /** Added to the keys' spent/credited counters (atomic sums: two writers never lose each other's). */
   money: MoneyDelta[];
   usage: UsageRow[];

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { contractTest, type StoreBackend } from "./store_contract.ts";
 import type { Store } from "./store.ts";
-import { keyRecord, usageRow } from "./test_fixtures.ts";
+import { batchId, keyRecord, usageRow } from "./test_fixtures.ts";
 import type { UsageHour, UsageRow } from "./types.ts";
 
 const HOUR = 3_600_000;
@@ -49,7 +49,7 @@ export function expectedHours(rows: readonly UsageRow[], from: number, to: numbe
 }
 
 /** Every row of a key, read back page by page. */
-async function allRows(store: Store, keyId: string): Promise<UsageRow[]> {
+export async function allRows(store: Store, keyId: string): Promise<UsageRow[]> {
   const out: UsageRow[] = [];
   let after: string | undefined;
   do {
@@ -83,7 +83,7 @@ export function usageHoursContract(backend: StoreBackend): void {
       [row("key_a", H + 10, { family: "beta", model: "b1", status: "error", charged: 0n })],
       [row("key_a", H + HOUR + 5), row("key_a", H + 20), row("key_a", H + 21, { model: "k4" })],
     ];
-    for (const usage of batches) await store.commit({ money: [], usage });
+    for (const usage of batches) await store.commit({ id: batchId(), money: [], usage });
     const written = batches.flat();
     assert.equal((await allRows(store, "key_a")).length, written.length);
     const hours = await store.usageHours("key_a", H, H + 2 * HOUR);
@@ -109,7 +109,7 @@ export function usageHoursContract(backend: StoreBackend): void {
   test("usageHours: a row at hh:59:59.999 counts in its hour, one at the next hour's start in that one", async ({ store }) => {
     const last = row("key_a", H + HOUR - 1);
     const next = row("key_a", H + HOUR);
-    await store.commit({ money: [], usage: [last, next] });
+    await store.commit({ id: batchId(), money: [], usage: [last, next] });
     assert.deepEqual(await store.usageHours("key_a", H, H + HOUR), expectedHours([last], H, H + HOUR));
     assert.deepEqual(await store.usageHours("key_a", H + HOUR, H + 2 * HOUR), expectedHours([next], 0, 1e15));
     assert.deepEqual((await store.usageHours("key_a", H, H + 2 * HOUR)).map((h) => [h.hour, h.requests]), [
@@ -120,7 +120,7 @@ export function usageHoursContract(backend: StoreBackend): void {
 
   test("usageHours: hours whose start is in [from, to) — from inclusive, to exclusive", async ({ store }) => {
     const rows = [0, 1, 2, 3].map((i) => row("key_a", H + i * HOUR + 30 * 60_000));
-    await store.commit({ money: [], usage: rows });
+    await store.commit({ id: batchId(), money: [], usage: rows });
     const hoursOf = async (from: number, to: number) =>
       (await store.usageHours("key_a", from, to)).map((h) => (h.hour - H) / HOUR);
     assert.deepEqual(await hoursOf(H, H + 4 * HOUR), [0, 1, 2, 3]);
@@ -137,7 +137,7 @@ export function usageHoursContract(backend: StoreBackend): void {
   test("usageHours: another key's rows never appear, whatever its id shares with the key's", async ({ store }) => {
     const mine = [row("key_a", H + 1), row("key_a", H + HOUR + 1, { model: "k4" })];
     const others = ["key_", "key_a_", "key_aa", "key_b", "key_"].map((k, i) => row(k, H + i));
-    await store.commit({ money: [], usage: [...others, ...mine] });
+    await store.commit({ id: batchId(), money: [], usage: [...others, ...mine] });
     assert.deepEqual(await store.usageHours("key_a", H, H + 2 * HOUR), expectedHours(mine, H, H + 2 * HOUR));
     assert.deepEqual(await store.usageHours("key_none", H, H + 2 * HOUR), []);
     assert.deepEqual((await store.usageHours("key_", H, H + HOUR))[0]!.requests, 2);
@@ -150,7 +150,7 @@ export function usageHoursContract(backend: StoreBackend): void {
       row("key_a", H + 3, { charged: (1n << 32n) - 1n }),
       row("key_a", H + 4, { charged: (1n << 64n) - 1n }),
     ];
-    for (const r of big) await store.commit({ money: [], usage: [r] });
+    for (const r of big) await store.commit({ id: batchId(), money: [], usage: [r] });
     const [hour] = await store.usageHours("key_a", H, H + HOUR);
     assert.equal(hour!.charged, (1n << 70n) + 12_345n + 2n * ((1n << 32n) - 1n) + (1n << 64n) - 1n);
     assert.equal(hour!.requests, 4);
@@ -158,7 +158,7 @@ export function usageHoursContract(backend: StoreBackend): void {
 
   test("usageHours: a row given twice in one batch is written and counted once", async ({ store }) => {
     const r = row("key_a", H + 1);
-    await store.commit({ money: [], usage: [r, { ...r }] });
+    await store.commit({ id: batchId(), money: [], usage: [r, { ...r }] });
     assert.equal((await allRows(store, "key_a")).length, 1);
     assert.deepEqual(await store.usageHours("key_a", H, H + HOUR), expectedHours([r], H, H + HOUR));
   });
@@ -172,7 +172,7 @@ export function usageHoursContract(backend: StoreBackend): void {
         model: `model-${"m".repeat(40)}-${Math.floor(i / 60) % 3}`,
       }));
     await store.createKey(keyRecord(keyId, { credited: 10n ** 15n }));
-    await store.commit({ money: [{ keyId, spent: 5n, credited: 0n }], usage: rows });
+    await store.commit({ id: batchId(), money: [{ keyId, spent: 5n, credited: 0n }], usage: rows });
     assert.equal((await allRows(store, keyId)).length, rows.length);
     const hours = await store.usageHours(keyId, H, H + 60 * HOUR);
     assert.equal(hours.length, 180);
@@ -185,7 +185,9 @@ export function usageHoursContract(backend: StoreBackend): void {
     const batch = (i: number) => [row("key_a", H + i), row("key_a", H + HOUR + i, { model: "k4" })];
     const batches = Array.from({ length: 40 }, (_, i) => batch(i));
     await Promise.all(
-      batches.map((usage, i) => (i % 2 === 0 ? ctx.store : other).commit({ money: [], usage })),
+      batches.map((usage, i) =>
+        (i % 2 === 0 ? ctx.store : other).commit({ id: batchId(), money: [], usage })
+      ),
     );
     const want = expectedHours(batches.flat(), H, H + 2 * HOUR);
     assert.deepEqual(await ctx.store.usageHours("key_a", H, H + 2 * HOUR), want);
@@ -195,16 +197,16 @@ export function usageHoursContract(backend: StoreBackend): void {
 
   test("usageHours: a drain checkpoint is not counted until it is settled as a row", async ({ store }) => {
     const open = row("key_a", H + 1);
-    await store.commit({ money: [], usage: [], open: [open] });
+    await store.commit({ id: batchId(), money: [], usage: [], open: [open] });
     assert.deepEqual(await store.usageHours("key_a", H, H + HOUR), []);
     const settled = { ...open, charged: 5n };
-    await store.commit({ money: [], usage: [settled], closed: [open.requestId] });
+    await store.commit({ id: batchId(), money: [], usage: [settled], closed: [open.requestId] });
     assert.deepEqual(await store.usageHours("key_a", H, H + HOUR), expectedHours([settled], H, H + HOUR));
   });
 
   test("usageHours: sums survive a reopen", async (ctx) => {
     const rows = [row("key_a", H + 1), row("key_a", H + 2, { family: "gamma", model: "g" })];
-    await ctx.store.commit({ money: [], usage: rows });
+    await ctx.store.commit({ id: batchId(), money: [], usage: rows });
     const again = await ctx.reopen();
     assert.deepEqual(await again.usageHours("key_a", H, H + HOUR), expectedHours(rows, H, H + HOUR));
   });

@@ -67,8 +67,10 @@ export async function startTestGateway(
     },
     async close() {
       try {
-        // Ledger identity after every test (billing issue): credited = balance + open holds + spent, exactly.
-        for (const id of keyIds) await assertLedgerIdentity(gw, id);
+        // Ledger identity after every test (billing issue): credited = balance + open holds + spent, exactly;
+        // and every credit and debit of the key is in its ledger (issue 20). The keys the shop sold too.
+        const owned = (await gw.app.store.listKeyOwners()).map((o) => o.keyId);
+        for (const id of new Set([...keyIds, ...owned])) await assertLedgerIdentity(gw, id);
       } finally {
         await gw.close();
         await sim.close();
@@ -94,8 +96,9 @@ export function post(url: string, key: string | null, body: unknown, headers: Re
 export const ANTHROPIC_HEADERS = { "anthropic-version": "2023-06-01" };
 
 /**
- * initial + top-ups = available balance + open holds + settled spend, in exact pico-USD; and the
- * settled spend equals what the durable usage rows charged is checked by the billing tests.
+ * initial + top-ups = available balance + open holds + settled spend, in exact pico-USD, and = the key's
+ * ledger entries (credits − debits); the settled spend equals what the durable usage rows charged is checked
+ * by the billing tests.
  */
 export async function assertLedgerIdentity(gw: Gateway, keyId: string): Promise<void> {
   const accounts = gw.app.accounts;
@@ -112,6 +115,13 @@ export async function assertLedgerIdentity(gw: Gateway, keyId: string): Promise<
   }
   if (leased !== undefined && (leased > r.credited - r.spent || r.balance < 0n)) {
     throw new Error(`lease overcommitted for ${keyId}: leased ${leased}, balance ${r.balance}`);
+  }
+  let net = 0n;
+  for (const e of await gw.app.store.listLedger(keyId)) {
+    net += e.kind === "credit" ? e.amountUsd : -e.amountUsd;
+  }
+  if (net !== r.credited) {
+    throw new Error(`ledger entries of ${keyId} add up to ${net}, its credited is ${r.credited}`);
   }
 }
 

@@ -11,6 +11,7 @@ import type { Ledger } from "./ledger.ts";
 import { MemoryLedger } from "./memory_ledger.ts";
 import type { LeaseLedger } from "./lease_ledger.ts";
 import { KeyRefresh } from "./key_refresh.ts";
+import { ledgerEntry } from "./ledger_entry.ts";
 import type { Store } from "../store/store.ts";
 import type { KeyRecord } from "../store/types.ts";
 
@@ -36,8 +37,9 @@ export interface SharedStoreOptions {
 export class Accounts {
   readonly #byId = new Map<string, Account>();
   readonly #byHash = new Map<string, Account>();
-  /** Presented key → account, so a known key is not hashed on every request. Memory only, bounded. */
-  readonly #byKey = new Map<string, Account>();
+  /** Presented key → account and the hash it had, so a known key is not hashed on every request (an entry
+   *  whose account's hash changed since, by a rotation, no longer matches). Memory only, bounded. */
+  readonly #byKey = new Map<string, { acc: Account; hash: string }>();
 
   #refresh: KeyRefresh | undefined;
 
@@ -125,14 +127,15 @@ export class Accounts {
   }
 
   byKey(key: string): Account | undefined {
-    return this.#byKey.get(key);
+    const known = this.#byKey.get(key);
+    return known && known.acc.rec.hash === known.hash ? known.acc : undefined;
   }
 
   /** Caches a verified key (unknown keys are not cached, so guessing cannot fill the cache). */
   rememberKey(key: string, acc: Account | undefined): Account | undefined {
     if (acc) {
       if (this.#byKey.size >= KEY_CACHE_MAX) this.#byKey.clear();
-      this.#byKey.set(key, acc);
+      this.#byKey.set(key, { acc, hash: acc.rec.hash });
     }
     return acc;
   }
@@ -141,8 +144,20 @@ export class Accounts {
     return this.#byId.get(id);
   }
 
-  /** Creates a key; the full key is returned only here. */
+  /** Creates a key, with the ledger entry of its initial credit ("initial") in the same atomic step; the full
+   *  key is returned only here. */
   async create(opts: NewKeyOptions, now = Date.now()): Promise<{ account: Account; key: string }> {
+    const { rec, key } = await this.draft(opts, now);
+    const entry = rec.credited > 0n ? ledgerEntry(rec.id, "credit", rec.credited, "initial", now) : undefined;
+    await this.store.createKey(rec, entry);
+    return { account: this.#index(rec), key };
+  }
+
+  /**
+   * A new key's record and its full key, not stored: `create` stores it; the key shop's settlement creates it
+   * in its own atomic step with the payment (src/shop/), then `adopt`s it.
+   */
+  async draft(opts: NewKeyOptions, now: number): Promise<{ rec: KeyRecord; key: string }> {
     const key = generateKey();
     const rec: KeyRecord = {
       id: `key_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`,
@@ -162,8 +177,36 @@ export class Accounts {
       spent: 0n,
       caps: { hourlySpend: null, dailySpend: null, hourlyReserve: null, dailyReserve: null },
     };
-    await this.store.createKey(rec);
-    return { account: this.#index(rec), key };
+    return { rec, key };
+  }
+
+  /** A key another step of this process created in the store (a `draft` the shop's settlement stored). */
+  adopt(rec: KeyRecord): Account {
+    return this.#learn(rec);
+  }
+
+  /**
+   * A new secret for the same key (the key shop's rotation, issue 20): its id, money, settings and usage
+   * history stay; the store swaps the hash and the lookup by hash in one atomic step. The old secret is refused
+   * from the next request on — here at once (the lookup by hash and the presented-key cache follow the new
+   * hash), on other processes of a shared store once their key refresh reads the change (KEY_REFRESH_MS,
+   * key_refresh.ts), as a revocation. The full key is returned only here; undefined for an unknown key.
+   */
+  async rotate(id: string): Promise<{ account: Account; key: string } | undefined> {
+    const acc = await this.find(id);
+    if (!acc) return undefined;
+    if (this.lease) {
+      // Another process may have rotated it since this one last read it.
+      const stored = await this.store.getKey(id);
+      if (stored) this.#learn(stored);
+    }
+    const key = generateKey();
+    const next = { hash: await hashKey(key), hint: keyHint(key) };
+    if (!await this.store.rotateKeyHash(id, acc.rec.hash, next)) {
+      throw new Error(`key ${id}: its hash changed while it was rotated`);
+    }
+    this.#learn({ ...acc.rec, ...next });
+    return { account: acc, key };
   }
 
   /** Applies an operator change to a key's metadata in memory and waits until it is durable.
@@ -196,11 +239,14 @@ export class Accounts {
     });
   }
 
-  /** Credits a key (an operator top-up) and waits until it is durable. */
-  async topUp(id: string, amount: bigint): Promise<Account | undefined> {
+  /** Credits a key (an operator top-up): the credit and its ledger entry ("admin:topup") in one atomic store
+   *  step, durable when this resolves; then this process's view (Ledger.applyCredit). */
+  async topUp(id: string, amount: bigint, now = Date.now()): Promise<Account | undefined> {
     const acc = await this.find(id);
     if (!acc) return undefined;
-    await this.ledger.credit(acc, amount);
+    if (amount === 0n) return acc;
+    if (!await this.store.creditKey(ledgerEntry(id, "credit", amount, "admin:topup", now))) return undefined;
+    this.ledger.applyCredit(acc, amount);
     return acc;
   }
 
@@ -238,11 +284,16 @@ export class Accounts {
     return acc;
   }
 
-  /** A record read from a shared store: a new key is indexed; a known one takes the stored metadata (its
-   *  money stays this process's view: the ledger moves it). */
+  /** A record read from a shared store (or written by this process): a new key is indexed; a known one takes
+   *  the stored metadata, its hash included (its money stays this process's view: the ledger moves it). */
   #learn(rec: KeyRecord): Account {
     const acc = this.#byId.get(rec.id);
     if (!acc) return this.#index(rec);
+    if (acc.rec.hash !== rec.hash) {
+      // Rotated: the old hash finds nothing from now on.
+      this.#byHash.delete(acc.rec.hash);
+      this.#byHash.set(rec.hash, acc);
+    }
     const { balance, credited, spent } = acc.rec;
     Object.assign(acc.rec, rec, { balance, credited, spent });
     return acc;

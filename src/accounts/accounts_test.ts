@@ -127,14 +127,21 @@ Deno.test("Ledger.settle moves the hold to spent and keeps credited = balance + 
   store.close();
 });
 
-Deno.test("Accounts.topUp credits as a delta and update writes metadata only", async () => {
+Deno.test("Accounts.topUp credits the store with its ledger entry in one step, then memory; update writes metadata only", async () => {
   const store = await KvStore.open(":memory:");
   const accounts = await Accounts.load(store);
-  const { account } = await accounts.create({ balance: 1_000n });
+  const { account } = await accounts.create({ balance: 1_000n }, 5);
   await tryHold(accounts, account, 300n, Date.now());
   accounts.ledger.settle(account, 300n, 100n, row("req_1", account.rec.id, 100n, { status: "ok" }));
-  await accounts.topUp(account.rec.id, 50n);
+  await accounts.topUp(account.rec.id, 50n, 6);
   assert.deepEqual([account.rec.balance, account.rec.credited, account.rec.spent], [950n, 1_050n, 100n]);
+  assert.equal((await store.getKey(account.rec.id))!.credited, 1_050n, "durable when topUp resolves");
+  assert.deepEqual(
+    (await store.listLedger(account.rec.id)).map((e) => [e.kind, e.amountUsd, e.reference, e.createdAt]),
+    [["credit", 1_000n, "initial", 5], ["credit", 50n, "admin:topup", 6]],
+  );
+  assertIdentity(accounts, account);
+  await accounts.committer.flush(); // the settlement's spend goes by group commit
   await accounts.update(account.rec.id, (r) => {
     r.name = "renamed";
   });

@@ -118,7 +118,7 @@ export async function applyKeyAction(
   if (action === "topup") {
     // Money moves through the ledger, as a credit delta; every other action changes the key's metadata.
     const amount = parseUsd(parseBody(schemas.topup, body).amount_usd);
-    const acc = await accounts.topUp(id, amount);
+    const acc = await accounts.topUp(id, amount, now);
     if (!acc) throw new GatewayError("key_not_found");
     return await keyView(accounts, acc, now);
   }

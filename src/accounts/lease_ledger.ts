@@ -13,7 +13,7 @@ import type { LeaseDecision, LeaseView, UsageRow } from "../store/types.ts";
 import { type Account, addHold, settleHold } from "./account.ts";
 import { type CapCodes, checkCaps } from "./caps.ts";
 import { type CommitStats, GroupCommitter } from "./group_commit.ts";
-import type { HoldRequest, Ledger } from "./ledger.ts";
+import type { DebitOutcome, HoldRequest, Ledger } from "./ledger.ts";
 import { roll, type WindowCounters } from "./windows.ts";
 
 export interface LeaseOptions {
@@ -213,13 +213,32 @@ export class LeaseLedger implements Ledger {
     this.#committer.usage(row);
   }
 
-  credit(acc: Account, amount: bigint): Promise<void> {
+  applyCredit(acc: Account, amount: bigint): void {
     acc.rec.balance += amount;
     acc.rec.credited += amount;
     const s = this.#slots.get(acc.rec.id);
     if (s) s.storeFree += amount;
-    this.#committer.money(acc.rec.id, 0n, amount);
-    return this.#committer.flush();
+  }
+
+  /** The store step counts every live lease as taken: this process's unused lease of the key goes back first
+   *  (through the group commit, after the settlements before it), so only other processes' leases, which come
+   *  back after LEASE_IDLE_MS, can stand in the way. */
+  async debit(acc: Account, amount: bigint, write: () => Promise<DebitOutcome>): Promise<DebitOutcome> {
+    const s = this.#slots.get(acc.rec.id);
+    if (s && s.lease > acc.held) {
+      const back = s.lease - acc.held;
+      this.#committer.money(acc.rec.id, 0n, 0n, { holder: this.opts.holder, returned: back, reserved: 0n });
+      s.lease -= back;
+      s.storeFree += back;
+    }
+    await this.#committer.flush();
+    const outcome = await write();
+    if (outcome === "debited") {
+      acc.rec.balance -= amount;
+      acc.rec.credited -= amount;
+      if (s) s.storeFree = s.storeFree > amount ? s.storeFree - amount : 0n;
+    }
+    return outcome;
   }
 
   /** Nothing to recover: holds were only in the memory of the process that placed them, and its leases

@@ -1,12 +1,13 @@
 /**
  * The money operations of the gateway, apart from the key table (accounts.ts): available credit, the hold
- * (credit check + cap windows + placing it, one atomic step), settlement, top-ups, the hour/day windows, and
- * durability. `MemoryLedger` (memory_ledger.ts) is today's implementation: one process owns the money in
+ * (credit check + cap windows + placing it, one atomic step), settlement, credits and debits, the hour/day
+ * windows, and durability. `MemoryLedger` (memory_ledger.ts) is today's implementation: one process owns the money in
  * memory and makes it durable by group commit. A shared-store implementation, where several processes hold
  * credit of the same key at once, implements the same interface; so the steps it must make atomic against
- * the store (`hold`, `credit`, `recover`) return promises, which the in-memory one resolves at once.
+ * the store (`hold`, `debit`, `recover`) return promises, which the in-memory one resolves at once.
  *
- * Money always reaches the store as deltas (spent, credited), never as a whole record (store/store.ts).
+ * Settlements reach the store as deltas (spent), never as a whole record (store/store.ts); a credit or a debit
+ * is the store's own atomic step with its ledger entry (`applyCredit`, `debit`), which the view follows.
  */
 import type { UsageRow } from "../store/types.ts";
 import type { Account } from "./account.ts";
@@ -22,6 +23,9 @@ export interface HoldRequest {
   /** The clock for the cap windows (Unix ms). */
   now: number;
 }
+
+/** What a debit's store step did: debited, refused for credit, or wrote nothing for another reason. */
+export type DebitOutcome = "debited" | "insufficient" | "unchanged";
 
 export interface Ledger {
   /** Credit free for a new hold: settled balance minus open holds. A shared ledger answers from its
@@ -50,8 +54,22 @@ export interface Ledger {
    */
   settle(acc: Account, held: bigint, charge: bigint, row: UsageRow): void;
 
-  /** Adds credit (a top-up); resolves once it is durable. */
-  credit(acc: Account, amount: bigint): Promise<void>;
+  /**
+   * A credit the store already holds, applied to this process's view of the key. Credits (an operator top-up,
+   * a shop payment) are written by the store in one atomic step with their ledger entry (Store.creditKey,
+   * settlePayment): the step is the source of truth, and the view follows it here, so no second credit delta
+   * ever reaches the store. Called once per step, after it resolved.
+   */
+  applyCredit(acc: Account, amount: bigint): void;
+
+  /**
+   * A debit (a shop refund) written by `write`, the store's atomic step that checks the key's free credit in
+   * the store and records the debit with its ledger entry (Store.refundPayment). Before it, this ledger makes
+   * the store's check enough: the in-memory ledger refuses ("insufficient", `write` not called) unless its
+   * available credit covers `amount`, and keeps that much from new holds while `write` runs; the leasing
+   * ledger gives back its unused lease of the key first. When `write` debited, the view follows.
+   */
+  debit(acc: Account, amount: bigint, write: () => Promise<DebitOutcome>): Promise<DebitOutcome>;
 
   /** At start-up: settles the drain checkpoints a killed process left (never above the balance), each
    *  deleted atomically with its charge. `find` resolves a key id to its account. */

@@ -1,7 +1,8 @@
 /**
  * The Ledger of one process that is the only writer of its store: balances, holds and windows live in
- * memory, so a hold takes no store round trip (its promise is already settled), and settlements and top-ups
- * become durable by group commit as money deltas. Holds are never persisted: a crashed process releases them
+ * memory, so a hold takes no store round trip (its promise is already settled), and settlements become
+ * durable by group commit as money deltas (credits and debits are the store's own atomic steps, which the
+ * view follows: ledger.ts applyCredit, debit). Holds are never persisted: a crashed process releases them
  * by construction (spec §8.1 p.2–4).
  */
 import { GatewayError } from "../errors/gateway_error.ts";
@@ -10,7 +11,7 @@ import type { UsageRow } from "../store/types.ts";
 import { type Account, addHold, settleHold } from "./account.ts";
 import { checkCaps } from "./caps.ts";
 import { batchIds, type CommitStats, GroupCommitter } from "./group_commit.ts";
-import type { HoldRequest, Ledger } from "./ledger.ts";
+import type { DebitOutcome, HoldRequest, Ledger } from "./ledger.ts";
 import { roll, type WindowCounters } from "./windows.ts";
 
 const DONE: Promise<void> = Promise.resolve();
@@ -64,11 +65,28 @@ export class MemoryLedger implements Ledger {
     this.#committer.usage(row);
   }
 
-  credit(acc: Account, amount: bigint): Promise<void> {
+  applyCredit(acc: Account, amount: bigint): void {
     acc.rec.balance += amount;
     acc.rec.credited += amount;
-    this.#committer.money(acc.rec.id, 0n, amount);
-    return this.#committer.flush();
+  }
+
+  /** The store's counters add this process's settlements only at the next group commit, and know nothing of
+   *  its holds: the check is here, in memory, and the amount is held back (as a hold, without the cap
+   *  windows) until the store step ends. */
+  async debit(acc: Account, amount: bigint, write: () => Promise<DebitOutcome>): Promise<DebitOutcome> {
+    if (this.available(acc) < amount) return "insufficient";
+    acc.held += amount;
+    let outcome: DebitOutcome;
+    try {
+      outcome = await write();
+    } finally {
+      acc.held -= amount;
+    }
+    if (outcome === "debited") {
+      acc.rec.balance -= amount;
+      acc.rec.credited -= amount;
+    }
+    return outcome;
   }
 
   /**

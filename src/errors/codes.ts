@@ -8,6 +8,7 @@ import { BOT_CODES } from "./codes_bot.ts";
 import { COMMON_CODES } from "./codes_common.ts";
 import { DASHBOARD_CODES } from "./codes_dashboard.ts";
 import { DELTA_CODES } from "./codes_delta.ts";
+import { SHOP_CODES } from "./codes_shop.ts";
 import { THETA_CODES } from "./codes_theta.ts";
 import type { ErrorSpec } from "./error_spec.ts";
 
@@ -19,6 +20,7 @@ export const ERROR_CODES = {
   ...DELTA_CODES,
   ...THETA_CODES,
   ...DASHBOARD_CODES,
+  ...SHOP_CODES,
   ...BOT_CODES,
 } as const satisfies Record<string, ErrorSpec>;
 

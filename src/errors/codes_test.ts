@@ -5,12 +5,12 @@ import { BOT_CODES } from "./codes_bot.ts";
 import { COMMON_CODES } from "./codes_common.ts";
 import { DASHBOARD_CODES } from "./codes_dashboard.ts";
 import { DELTA_CODES } from "./codes_delta.ts";
+import { SHOP_CODES } from "./codes_shop.ts";
 import { THETA_CODES } from "./codes_theta.ts";
 
 Deno.test("the error table: no code defined twice across sections", () => {
-  const parts = [COMMON_CODES, ALPHA_CODES, DELTA_CODES, THETA_CODES, DASHBOARD_CODES, BOT_CODES].map((p) =>
-    Object.keys(p)
-  );
+  const parts = [COMMON_CODES, ALPHA_CODES, DELTA_CODES, THETA_CODES, DASHBOARD_CODES, BOT_CODES, SHOP_CODES]
+    .map((p) => Object.keys(p));
   const all = parts.flat();
   assert.equal(new Set(all).size, all.length, "a code stands in two section files");
   assert.equal(Object.keys(ERROR_CODES).length, all.length);
@@ -24,6 +24,7 @@ Deno.test("every code has a status, a class, and Russian message and action (spe
     403,
     404,
     405,
+    409,
     410,
     413,
     414,

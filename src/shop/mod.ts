@@ -1,3 +1,3 @@
 /** The key shop (issue 20): what the bot, the admin API and the CLI import. */
-export { type PackagePatch, Shop } from "./shop.ts";
+export { Shop } from "./shop.ts";
 export type * from "./types.ts";

@@ -56,4 +56,34 @@ export const kvKeys = {
   session: (hash: string) => ["dashboard_session", hash] as const,
   /** A key's request count of one counter over the UTC hour and day (kv_theta.ts). */
   requestCount: (keyId: string, counter: string) => ["request_count", keyId, counter] as const,
+  /** The key shop (shop_store.ts, issue 20): a package by id. */
+  shopPackage: (id: string) => ["shop_package", id] as const,
+  shopPackagePrefix: () => ["shop_package"] as const,
+  /** A payment method by id, once changed: a method never written is its seed (SEED_PAYMENT_METHODS). */
+  paymentMethod: (id: string) => ["payment_method", id] as const,
+  paymentMethodPrefix: () => ["payment_method"] as const,
+  /** A payment by id, and its indexes (written in the same atomic as the payment, moved with its status):
+   *  every payment, by status and by chat, in the order of `createdAt`. */
+  payment: (id: string) => ["payment", id] as const,
+  paymentByTime: (createdAt: number, id: string) => ["payment_by_time", createdAt, id] as const,
+  paymentByTimePrefix: () => ["payment_by_time"] as const,
+  paymentByStatus: (status: string, createdAt: number, id: string) =>
+    ["payment_by_status", status, createdAt, id] as const,
+  paymentByStatusPrefix: (status: string) => ["payment_by_status", status] as const,
+  paymentByChat: (chatId: number, createdAt: number, id: string) =>
+    ["payment_by_chat", chatId, createdAt, id] as const,
+  paymentByChatPrefix: (chatId: number) => ["payment_by_chat", chatId] as const,
+  /** The payment a Telegram charge id settled: present once, so a second settlement with it is a duplicate. */
+  paymentCharge: (chargeId: string) => ["payment_charge", chargeId] as const,
+  /** A key's ledger entries in the order of `createdAt`. */
+  ledgerEntry: (keyId: string, createdAt: number, id: string) =>
+    ["ledger_entry", keyId, createdAt, id] as const,
+  ledgerEntryPrefix: (keyId: string) => ["ledger_entry", keyId] as const,
+  /** The chat that owns a key sold by the shop, with its alert (shop_types.ts KeyOwner); and the chat's keys. */
+  keyOwner: (keyId: string) => ["key_owner", keyId] as const,
+  keyOwnerPrefix: () => ["key_owner"] as const,
+  chatKey: (chatId: number, keyId: string) => ["chat_key", chatId, keyId] as const,
+  chatKeyPrefix: (chatId: number) => ["chat_key", chatId] as const,
+  /** A Telegram update id the bot handled, removed by KV after its lifetime. */
+  botUpdate: (updateId: number) => ["bot_update", updateId] as const,
 };

@@ -31,6 +31,21 @@ export function addMoney(op: Deno.AtomicOperation, keyId: string, counter: Count
   for (const [limb, piece] of pieces(value)) op.sum(kvKeys.money(keyId, counter, limb), piece);
 }
 
+/**
+ * Sets a key's counter to `value` inside an atomic operation (each limb to its 32-bit piece): only under a
+ * check of every limb read (moneyKeys), since a concurrent `sum` would otherwise be overwritten. A refund's
+ * debit (kv_payments.ts): the counters only grow by `sum`.
+ */
+export function setMoney(op: Deno.AtomicOperation, keyId: string, counter: Counter, value: bigint): void {
+  if (value < 0n || value >= MAX) throw new RangeError(`money counter out of range: ${value}`);
+  for (let limb = 0; limb < LIMBS; limb++) {
+    op.set(
+      kvKeys.money(keyId, counter, limb),
+      new Deno.KvU64((value >> (LIMB_BITS * BigInt(limb))) & LIMB_MASK),
+    );
+  }
+}
+
 /** Number of mutations `addMoney` makes for `value`. */
 export function moneyMutations(value: bigint): number {
   return pieces(value).length;
@@ -55,6 +70,16 @@ export function foldMoney(
   let m = into.get(id);
   if (!m) into.set(id, m = { spent: 0n, credited: 0n });
   m[counter] += entry.value.value << (LIMB_BITS * BigInt(limb));
+}
+
+/** A key's counters from its limb entries (read by `moneyKeys`; absent limbs count zero). */
+export function sumLimbs(
+  keyId: string,
+  limbs: Deno.KvEntryMaybe<Deno.KvU64>[],
+): { spent: bigint; credited: bigint } {
+  const money = new Map<string, { spent: bigint; credited: bigint }>();
+  for (const e of limbs) foldMoney(money, e);
+  return money.get(keyId) ?? { spent: 0n, credited: 0n };
 }
 
 /** The stored metadata of a record (money removed: it lives in the counters only). */

@@ -30,8 +30,25 @@ import {
   metaOf,
   moneyKeys,
   moneyMutations,
+  sumLimbs,
   withNewFields,
 } from "./kv_money.ts";
+import { markChanged, writeNewKey } from "./kv_key_writes.ts";
+import { KvPayments, writeEntry } from "./kv_payments.ts";
+import { KvShop } from "./kv_shop.ts";
+import type { PaymentQuery } from "./shop_store.ts";
+import type {
+  KeyOwner,
+  LedgerEntry,
+  Package,
+  PackagePatch,
+  Payment,
+  PaymentMethod,
+  PaymentMethodPatch,
+  PaymentSettlement,
+  RefundedPayment,
+  SettledPayment,
+} from "./shop_types.ts";
 import { kvKeys } from "./kv_keys.ts";
 import { bookAfterRenew, bookAfterSettle, bookAfterTake, type LeaseBook, leaseViewOf } from "./kv_leases.ts";
 import { checkDecision } from "./lease_decision.ts";
@@ -43,7 +60,6 @@ import {
   MAX_MUTATIONS,
   optimistic,
 } from "./kv_atomic.ts";
-import { HOUR } from "./shared_window.ts";
 import { KvTheta } from "./kv_theta.ts";
 import { KvFiles } from "./kv_files.ts";
 import { backfillUsageHours, readUsageHours, usageParts } from "./kv_usage_hours.ts";
@@ -53,8 +69,6 @@ import { BATCH_ID_TTL_MS, checkBatchId } from "./batch_id.ts";
 const MAX_CHECKS = 90;
 /** Deno KV reads at most 10 keys in one `getMany`. */
 const MAX_READ = 10;
-/** Key changes are kept a little longer than the hour store.ts `keyChanges` promises. */
-const KEY_CHANGE_TTL_MS = HOUR + 10 * 60_000;
 
 /** A part of a commit that goes whole into one atomic operation: `n` mutations whose keys (and its check's)
  *  are `keyBytes` long together (kv_atomic.ts keyBytes); `book` names the key whose lease book it rewrites
@@ -69,10 +83,14 @@ interface CommitPiece {
 export class KvStore implements Store {
   readonly #theta: KvTheta;
   readonly #files: KvFiles;
+  readonly #shop: KvShop;
+  readonly #payments: KvPayments;
 
   constructor(private readonly kv: Deno.Kv, private readonly onClose: () => void = () => {}) {
     this.#theta = new KvTheta(kv);
     this.#files = new KvFiles(kv);
+    this.#shop = new KvShop(kv);
+    this.#payments = new KvPayments(kv);
   }
 
   /** `onClose` runs after the KV handle is closed (open.ts releases the DATA_DIR lock there). */
@@ -123,16 +141,11 @@ export class KvStore implements Store {
     return recs.filter((r) => r !== null);
   }
 
-  async createKey(rec: KeyRecord): Promise<void> {
+  async createKey(rec: KeyRecord, entry?: LedgerEntry): Promise<void> {
     const write = () => {
-      const op = this.kv.atomic()
-        .check({ key: kvKeys.key(rec.id), versionstamp: null })
-        .check({ key: kvKeys.keyByHash(rec.hash), versionstamp: null })
-        .set(kvKeys.key(rec.id), metaOf(rec))
-        .set(kvKeys.keyByHash(rec.hash), rec.id);
-      markChanged(op, rec.id);
-      addMoney(op, rec.id, "credited", rec.credited);
-      addMoney(op, rec.id, "spent", rec.spent);
+      const op = this.kv.atomic();
+      writeNewKey(op, rec);
+      if (entry) writeEntry(op, entry);
       return op.commit();
     };
     // A lock lost to another process's write on a shared KV file is retried; a check that finds the id or the
@@ -148,10 +161,16 @@ export class KvStore implements Store {
     if (!created) throw new Error("key already exists");
   }
 
+  /** The stored hash and hint are kept (they change only by rotateKeyHash): written under a check of the
+   *  record read, so a rotation in between makes it read again. */
   async updateKey(meta: KeyMeta): Promise<void> {
-    const op = this.kv.atomic().set(kvKeys.key(meta.id), metaOf(meta));
-    markChanged(op, meta.id);
-    await op.commit();
+    await optimistic("updateKey", async () => {
+      const e = await this.kv.get<KeyMeta | KeyRecord>(kvKeys.key(meta.id));
+      const kept = e.value === null ? {} : { hash: e.value.hash, hint: e.value.hint };
+      const op = this.kv.atomic().check(e).set(kvKeys.key(meta.id), { ...metaOf(meta), ...kept });
+      markChanged(op, meta.id);
+      return await commitChecked(op) ? { value: undefined } : null;
+    });
   }
 
   /**
@@ -462,17 +481,96 @@ export class KvStore implements Store {
     await this.kv.delete(kvKeys.session(hash));
   }
 
+  listPackages(): Promise<Package[]> {
+    return this.#shop.listPackages();
+  }
+
+  getPackage(id: string): Promise<Package | null> {
+    return this.#shop.getPackage(id);
+  }
+
+  createPackage(p: Package): Promise<void> {
+    return this.#shop.createPackage(p);
+  }
+
+  updatePackage(id: string, patch: PackagePatch): Promise<Package | null> {
+    return this.#shop.updatePackage(id, patch);
+  }
+
+  listPaymentMethods(): Promise<PaymentMethod[]> {
+    return this.#shop.listPaymentMethods();
+  }
+
+  getPaymentMethod(id: string): Promise<PaymentMethod | null> {
+    return this.#shop.getPaymentMethod(id);
+  }
+
+  updatePaymentMethod(id: string, patch: PaymentMethodPatch): Promise<PaymentMethod | null> {
+    return this.#shop.updatePaymentMethod(id, patch);
+  }
+
+  createPayment(p: Payment): Promise<void> {
+    return this.#payments.create(p);
+  }
+
+  getPayment(id: string): Promise<Payment | null> {
+    return this.#payments.get(id);
+  }
+
+  listPayments(q: PaymentQuery): Promise<Payment[]> {
+    return this.#payments.list(q);
+  }
+
+  cancelPayment(id: string): Promise<Payment | null> {
+    return this.#payments.cancel(id);
+  }
+
+  settlePayment(s: PaymentSettlement): Promise<SettledPayment> {
+    return this.#payments.settle(s);
+  }
+
+  refundPayment(paymentId: string, entry: LedgerEntry, now: number): Promise<RefundedPayment> {
+    return this.#payments.refund(paymentId, entry, now);
+  }
+
+  creditKey(entry: LedgerEntry): Promise<boolean> {
+    return this.#payments.credit(entry);
+  }
+
+  listLedger(keyId: string): Promise<LedgerEntry[]> {
+    return this.#payments.ledger(keyId);
+  }
+
+  getKeyOwner(keyId: string): Promise<KeyOwner | null> {
+    return this.#shop.getKeyOwner(keyId);
+  }
+
+  listKeyOwners(chatId?: number): Promise<KeyOwner[]> {
+    return this.#shop.listKeyOwners(chatId);
+  }
+
+  updateKeyOwner(keyId: string, change: (o: KeyOwner) => KeyOwner | null): Promise<KeyOwner | null> {
+    return this.#shop.updateKeyOwner(keyId, change);
+  }
+
+  keyIdsByHint(hint: string): Promise<string[]> {
+    return this.#shop.keyIdsByHint(hint);
+  }
+
+  rotateKeyHash(keyId: string, oldHash: string, next: { hash: string; hint: string }): Promise<boolean> {
+    return this.#shop.rotateKeyHash(keyId, oldHash, next);
+  }
+
+  firstSeen(updateId: number, now: number, ttlMs: number): Promise<boolean> {
+    return this.#shop.firstSeen(updateId, now, ttlMs);
+  }
+
   close(): Promise<void> {
     this.#theta.close();
     this.kv.close();
     this.onClose();
     return Promise.resolve();
   }
-}
-
-/** Records a key change for `keyChanges`, in the same atomic as the metadata it changes. */
-function markChanged(op: Deno.AtomicOperation, keyId: string): void {
-  op.set(kvKeys.keyChange(Date.now(), keyId), null, { expireIn: KEY_CHANGE_TTL_MS });
 }
 
 function sumMutations(d: MoneyDelta): number {
@@ -487,16 +585,6 @@ function sumKeyBytes(d: MoneyDelta): number {
 function addSums(op: Deno.AtomicOperation, d: MoneyDelta): void {
   addMoney(op, d.keyId, "spent", d.spent);
   addMoney(op, d.keyId, "credited", d.credited);
-}
-
-/** A key's counters from its limb entries (absent limbs count zero). */
-function sumLimbs(
-  keyId: string,
-  limbs: Deno.KvEntryMaybe<Deno.KvU64>[],
-): { spent: bigint; credited: bigint } {
-  const money = new Map<string, { spent: bigint; credited: bigint }>();
-  for (const e of limbs) foldMoney(money, e);
-  return money.get(keyId) ?? { spent: 0n, credited: 0n };
 }
 
 /** A tool loop's lifetime from its last answer, for KV `expireIn` (at least 1). */

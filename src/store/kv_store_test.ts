@@ -5,7 +5,9 @@ import { KvStore } from "./kv_store.ts";
 import type { LeaseView } from "./types.ts";
 import { leaseCommitContract } from "./lease_commit_contract.ts";
 import { leaseContract } from "./lease_contract.ts";
+import { paymentContract } from "./payment_contract.ts";
 import { sessionContract } from "./session_contract.ts";
+import { shopContract } from "./shop_contract.ts";
 import { thetaContract } from "./theta_contract.ts";
 import { type StoreBackend, storeContract } from "./store_contract.ts";
 import { usageHoursContract } from "./usage_hours_contract.ts";
@@ -45,6 +47,8 @@ leaseCommitContract(kv);
 thetaContract(kv);
 usageHoursContract(kv);
 sessionContract(kv);
+shopContract(kv);
+paymentContract(kv);
 commitOnceContract(kv, 3); // the batch is cut into 3 atomics
 
 /**

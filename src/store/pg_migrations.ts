@@ -231,6 +231,85 @@ CREATE TABLE commit_batches (
 CREATE INDEX commit_batches_age ON commit_batches (committed_at);
 `,
   },
+  {
+    version: 9,
+    name: "key shop: packages, payment methods, payments, key ledger, key owners, bot updates",
+    sql: `
+-- The key shop (issue 20; shop_store.ts, pg_shop.ts, pg_payments.ts). Money is numeric(40,0) pico-USD; a price
+-- is an integer in its currency's smallest unit.
+CREATE TABLE shop_packages (
+  id text COLLATE "C" PRIMARY KEY,
+  name text NOT NULL,
+  credit_usd numeric(40,0) NOT NULL,
+  price bigint NOT NULL,
+  currency text NOT NULL,
+  active boolean NOT NULL
+);
+
+-- The methods are fixed (shop_types.ts SEED_PAYMENT_METHODS); the operator switches them on and off and sets
+-- the manual method's details.
+CREATE TABLE payment_methods (
+  id text COLLATE "C" PRIMARY KEY,
+  title text NOT NULL,
+  kind text NOT NULL,
+  available boolean NOT NULL,
+  details text
+);
+INSERT INTO payment_methods (id, title, kind, available, details) VALUES
+  ('stars', 'Telegram Stars', 'stars', true, NULL),
+  ('manual', 'Перевод по реквизитам', 'manual', false, NULL);
+
+-- A charge id settles one payment at most (the unique index refuses a second settlement's write).
+CREATE TABLE payments (
+  id text COLLATE "C" PRIMARY KEY,
+  chat_id bigint NOT NULL,
+  package_id text NOT NULL,
+  method_id text NOT NULL,
+  key_id text COLLATE "C",
+  credit_usd numeric(40,0) NOT NULL,
+  price bigint NOT NULL,
+  currency text NOT NULL,
+  status text NOT NULL,
+  telegram_charge_id text UNIQUE,
+  created_at bigint NOT NULL
+);
+CREATE INDEX payments_time ON payments (created_at, id);
+CREATE INDEX payments_status ON payments (status, created_at, id);
+CREATE INDEX payments_chat ON payments (chat_id, created_at, id);
+
+-- Every credit and debit of a key, written in the transaction that moves the money. Keys created before this
+-- version have no entries for their earlier credit.
+CREATE TABLE ledger_entries (
+  key_id text COLLATE "C" NOT NULL,
+  created_at bigint NOT NULL,
+  id text COLLATE "C" NOT NULL,
+  kind text NOT NULL,
+  amount_usd numeric(40,0) NOT NULL,
+  reference text NOT NULL,
+  PRIMARY KEY (key_id, created_at, id)
+);
+
+-- The chat that owns a key the shop sold, and the key's low-balance alert.
+CREATE TABLE key_owners (
+  key_id text COLLATE "C" PRIMARY KEY,
+  chat_id bigint NOT NULL,
+  alert_threshold numeric(40,0),
+  last_credit_usd numeric(40,0) NOT NULL,
+  alerted boolean NOT NULL
+);
+CREATE INDEX key_owners_chat ON key_owners (chat_id, key_id);
+
+-- The operator's support lookup by hint.
+CREATE INDEX keys_hint ON keys (hint);
+
+-- Telegram updates the bot handled (idempotent on update_id); swept by expires_at.
+CREATE TABLE bot_updates (
+  update_id bigint PRIMARY KEY,
+  expires_at bigint NOT NULL
+);
+CREATE INDEX bot_updates_expiry ON bot_updates (expires_at);
+`,
+  },
 ];
 
 /**

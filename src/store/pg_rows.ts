@@ -136,6 +136,16 @@ export function keyMetaRow(m: KeyMeta) {
   };
 }
 
+/** A new key's row: its metadata, its first counters and its change stamp (this process's clock). */
+export function newKeyRow(rec: KeyRecord) {
+  return {
+    ...keyMetaRow(rec),
+    credited: rec.credited.toString(),
+    spent: rec.spent.toString(),
+    changed_at: Date.now(),
+  };
+}
+
 const bigOrNull = (v: string | null): bigint | null => v === null ? null : BigInt(v);
 
 export function keyFromRow(r: Row): KeyRecord {

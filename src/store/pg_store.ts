@@ -38,6 +38,7 @@ import {
   keyFromRow,
   keyMetaRow,
   MONEY_COLUMNS,
+  newKeyRow,
   toolLoopFromRow,
   unnestOf,
   USAGE_COLUMNS,
@@ -48,8 +49,25 @@ import { emptyWindow, HOUR } from "./shared_window.ts";
 import { checkHourRange } from "./usage_hours.ts";
 import { BATCH_ID_TTL_MS, checkBatchId } from "./batch_id.ts";
 import { countRequest, thetaChannel, updateThetaPool, watchThetaPool } from "./pg_theta.ts";
+import * as pgShop from "./pg_shop.ts";
+import * as pgPayments from "./pg_payments.ts";
+import { entryRow } from "./pg_shop_rows.ts";
+import type { PaymentQuery } from "./shop_store.ts";
+import type {
+  KeyOwner,
+  LedgerEntry,
+  Package,
+  PackagePatch,
+  Payment,
+  PaymentMethod,
+  PaymentMethodPatch,
+  PaymentSettlement,
+  RefundedPayment,
+  SettledPayment,
+} from "./shop_types.ts";
 
-/** How often every expired file, tool loop, lease and session is deleted (KV's `expireIn` does this by itself). */
+/** How often every expired file, tool loop, lease, session and bot update is deleted (KV's `expireIn` does this
+ *  by itself). */
 const SWEEP_MS = 60_000;
 /** Rows deleted per sweep statement, so a sweep never holds many row locks at once. */
 const SWEEP_BATCH = 500;
@@ -207,24 +225,22 @@ export class PgStore implements Store {
     return (await this.sql`SELECT * FROM keys WHERE changed_at >= ${since}`).map(keyFromRow);
   }
 
-  async createKey(rec: KeyRecord): Promise<void> {
-    const row = {
-      ...keyMetaRow(rec),
-      credited: rec.credited.toString(),
-      spent: rec.spent.toString(),
-      changed_at: Date.now(),
-    };
+  async createKey(rec: KeyRecord, entry?: LedgerEntry): Promise<void> {
     try {
-      await this.sql`INSERT INTO keys ${this.sql(row)}`;
+      await this.sql.begin((tx) => [
+        tx`INSERT INTO keys ${tx(newKeyRow(rec))}`,
+        ...(entry ? [tx`INSERT INTO ledger_entries ${tx(entryRow(entry))}`] : []),
+      ]);
     } catch (err) {
       if ((err as { code?: string }).code === "23505") throw new Error("key already exists");
       throw err;
     }
   }
 
+  /** The stored hash and hint are kept: only rotateKeyHash changes them. */
   async updateKey(meta: KeyMeta): Promise<void> {
     const row = { ...keyMetaRow(meta), changed_at: Date.now() };
-    const { id: _id, ...set } = row;
+    const { id: _id, hash: _hash, hint: _hint, ...set } = row;
     await this.sql`
       INSERT INTO keys ${this.sql({ ...row, credited: "0", spent: "0" })}
       ON CONFLICT (id) DO UPDATE SET ${this.sql(set)}`;
@@ -356,6 +372,90 @@ export class PgStore implements Store {
     await this.sql`DELETE FROM dashboard_sessions WHERE hash = ${hash}`;
   }
 
+  listPackages(): Promise<Package[]> {
+    return pgShop.listPackages(this.sql);
+  }
+
+  getPackage(id: string): Promise<Package | null> {
+    return pgShop.getPackage(this.sql, id);
+  }
+
+  createPackage(p: Package): Promise<void> {
+    return pgShop.createPackage(this.sql, p);
+  }
+
+  updatePackage(id: string, patch: PackagePatch): Promise<Package | null> {
+    return pgShop.updatePackage(this.sql, id, patch);
+  }
+
+  listPaymentMethods(): Promise<PaymentMethod[]> {
+    return pgShop.listPaymentMethods(this.sql);
+  }
+
+  getPaymentMethod(id: string): Promise<PaymentMethod | null> {
+    return pgShop.getPaymentMethod(this.sql, id);
+  }
+
+  updatePaymentMethod(id: string, patch: PaymentMethodPatch): Promise<PaymentMethod | null> {
+    return pgShop.updatePaymentMethod(this.sql, id, patch);
+  }
+
+  createPayment(p: Payment): Promise<void> {
+    return pgPayments.createPayment(this.sql, p);
+  }
+
+  getPayment(id: string): Promise<Payment | null> {
+    return pgPayments.getPayment(this.sql, id);
+  }
+
+  listPayments(q: PaymentQuery): Promise<Payment[]> {
+    return pgPayments.listPayments(this.sql, q);
+  }
+
+  cancelPayment(id: string): Promise<Payment | null> {
+    return pgPayments.cancelPayment(this.sql, id);
+  }
+
+  settlePayment(s: PaymentSettlement): Promise<SettledPayment> {
+    return pgPayments.settlePayment(this.sql, s);
+  }
+
+  refundPayment(paymentId: string, entry: LedgerEntry, now: number): Promise<RefundedPayment> {
+    return pgPayments.refundPayment(this.sql, paymentId, entry, now);
+  }
+
+  creditKey(entry: LedgerEntry): Promise<boolean> {
+    return pgPayments.creditKey(this.sql, entry);
+  }
+
+  listLedger(keyId: string): Promise<LedgerEntry[]> {
+    return pgPayments.listLedger(this.sql, keyId);
+  }
+
+  getKeyOwner(keyId: string): Promise<KeyOwner | null> {
+    return pgShop.getKeyOwner(this.sql, keyId);
+  }
+
+  listKeyOwners(chatId?: number): Promise<KeyOwner[]> {
+    return pgShop.listKeyOwners(this.sql, chatId);
+  }
+
+  updateKeyOwner(keyId: string, change: (o: KeyOwner) => KeyOwner | null): Promise<KeyOwner | null> {
+    return pgShop.updateKeyOwner(this.sql, keyId, change);
+  }
+
+  keyIdsByHint(hint: string): Promise<string[]> {
+    return pgShop.keyIdsByHint(this.sql, hint);
+  }
+
+  rotateKeyHash(keyId: string, oldHash: string, next: { hash: string; hint: string }): Promise<boolean> {
+    return pgShop.rotateKeyHash(this.sql, keyId, oldHash, next);
+  }
+
+  firstSeen(updateId: number, now: number, ttlMs: number): Promise<boolean> {
+    return pgShop.firstSeen(this.sql, updateId, now, ttlMs);
+  }
+
   /** Under a per-key transaction lock: expired files are dropped from the count (and deleted), the live ones
    *  counted, and the file written with its bytes — visible to others only at the commit, whole. */
   async putFile(
@@ -438,8 +538,8 @@ export class PgStore implements Store {
     ]);
   }
 
-  /** Deletes every file, tool loop, lease and dashboard session expired at `now` (a batch each: the next sweep
-   *  takes the rest). An expired lease or session counts for nothing already (pg_leases.ts, getSession);
+  /** Deletes every file, tool loop, lease, dashboard session and bot update expired at `now` (a batch each: the
+   *  next sweep takes the rest). An expired lease or session counts for nothing already (pg_leases.ts, getSession);
    *  deleting it only keeps the table small. Batch ids older than BATCH_ID_TTL_MS go all at once: an index
    *  range that no writer locks (a commit only inserts a fresh id). */
   async sweep(now: number): Promise<void> {
@@ -456,6 +556,10 @@ export class PgStore implements Store {
       await this.sql`
         DELETE FROM dashboard_sessions WHERE hash IN (
           SELECT hash FROM dashboard_sessions WHERE expires_at <= ${now}
+          LIMIT ${SWEEP_BATCH} FOR UPDATE SKIP LOCKED)`;
+      await this.sql`
+        DELETE FROM bot_updates WHERE update_id IN (
+          SELECT update_id FROM bot_updates WHERE expires_at <= ${now}
           LIMIT ${SWEEP_BATCH} FOR UPDATE SKIP LOCKED)`;
       await this.sql`DELETE FROM commit_batches WHERE committed_at <= ${now - BATCH_ID_TTL_MS}`;
     } catch (err) {

@@ -12,7 +12,9 @@ import { BATCH_ID_TTL_MS } from "./batch_id.ts";
 import { freshSchema, PG_SKIP_NOTE, TEST_DATABASE_URL, type TestSchema } from "./pg_test_schema.ts";
 import { leaseCommitContract } from "./lease_commit_contract.ts";
 import { leaseContract } from "./lease_contract.ts";
+import { paymentContract } from "./payment_contract.ts";
 import { sessionContract } from "./session_contract.ts";
+import { shopContract } from "./shop_contract.ts";
 import { thetaContract } from "./theta_contract.ts";
 import { type StoreBackend, storeContract } from "./store_contract.ts";
 import { usageHoursContract } from "./usage_hours_contract.ts";
@@ -52,6 +54,8 @@ leaseCommitContract(postgres);
 thetaContract(postgres);
 usageHoursContract(postgres);
 sessionContract(postgres);
+shopContract(postgres);
+paymentContract(postgres);
 commitOnceContract(postgres, 1); // one statement
 
 /** 10:30 UTC: lease times are given, never read from the clock. */

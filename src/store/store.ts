@@ -6,6 +6,8 @@
  * operations write. Holds are not stored: the Ledger (src/accounts/ledger.ts) keeps them.
  */
 import type { TariffRow } from "../catalog/tariff_seed.ts";
+import type { ShopStore } from "./shop_store.ts";
+import type { LedgerEntry } from "./shop_types.ts";
 import type {
   CommitBatch,
   KeyMeta,
@@ -77,13 +79,16 @@ export interface ToolLoopChange {
   open?: ToolLoop;
 }
 
-export interface Store {
+/** Beside its own methods, the key shop's (shop_store.ts). */
+export interface Store extends ShopStore {
   /** Every key record with its money (loaded once at start-up into the account table). */
   listKeys(): Promise<KeyRecord[]>;
   getKey(id: string): Promise<KeyRecord | null>;
-  /** Creates a key with its initial counters (`credited`, `spent`); fails if the id or the hash already exists. */
-  createKey(rec: KeyRecord): Promise<void>;
-  /** Replaces a key's metadata (last writer wins); its money is not touched (money fields, if given, are ignored). */
+  /** Creates a key with its initial counters (`credited`, `spent`) and, in the same atomic step, the ledger entry
+   *  of its initial credit when given; fails if the id or the hash already exists. */
+  createKey(rec: KeyRecord, entry?: LedgerEntry): Promise<void>;
+  /** Replaces a key's metadata (last writer wins); its money is not touched (money fields, if given, are ignored),
+   *  nor its hash and hint (ShopStore.rotateKeyHash changes them). */
   updateKey(meta: KeyMeta): Promise<void>;
   /**
    * Adds the money deltas to the keys' counters, writes usage rows, deletes settled checkpoints in the same

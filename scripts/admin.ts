@@ -57,6 +57,14 @@ async function run(cmd: Exclude<Command, { kind: "help" }>, backend: Backend): P
       const rows = withBaseRates((await backend.tariff()).data, cmd.model, cmd.base);
       return print(await backend.setTariff({ rows }));
     }
+    default: {
+      // The key shop's commands. A confirmation that issued a key the bot could not deliver: its secret is
+      // printed alone on the last line, as `key create` prints a new key.
+      const { key, ...rest } = await backend.shop(cmd);
+      print(rest);
+      if (typeof key === "string") console.log(key);
+      return;
+    }
   }
 }
 

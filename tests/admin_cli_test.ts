@@ -359,3 +359,151 @@ Deno.test("admin CLI: bad usage exits 2, a failed operation exits 1, both with a
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/** `package create`: its whole stdout is the package (the `cli` helper reads a create's last line as a key). */
+async function newPackage(env: Record<string, string>, ...args: string[]) {
+  return JSON.parse(ok(await cli(env, "package", "create", ...args)).stdout);
+}
+
+Deno.test("admin CLI, the key shop (remote mode): packages, methods, payments confirmed and refunded, keys by chat, the ledger", async () => {
+  const t = await startTestGateway();
+  try {
+    const env = { GATEWAY_URL: t.url, ADMIN_TOKEN };
+    const pkg = await newPackage(
+      env,
+      "--name",
+      "Старт",
+      "--credit",
+      "2.50",
+      "--price",
+      "250",
+      "--currency",
+      "RUB",
+    );
+    assert.deepEqual([pkg.object, pkg.credit_usd, pkg.price, pkg.currency, pkg.active], [
+      "package",
+      "2.50",
+      250,
+      "RUB",
+      true,
+    ]);
+    const set = ok(await cli(env, "package", "set", pkg.id, "--price", "300", "--active", "no")).json;
+    assert.deepEqual([set.price, set.active], [300, false]);
+    ok(await cli(env, "package", "set", pkg.id, "--active=yes"));
+    assert.deepEqual(ok(await cli(env, "package", "list")).json.data.map((p: any) => [p.id, p.price]), [[
+      pkg.id,
+      300,
+    ]]);
+
+    const manual = ok(await cli(env, "method", "set", "manual", "on", "--details", "Карта 2200 0000")).json;
+    assert.deepEqual([manual.available, manual.details], [true, "Карта 2200 0000"]);
+    assert.deepEqual(
+      ok(await cli(env, "method", "list")).json.data.map((m: any) => [m.id, m.available]),
+      [["manual", true], ["stars", true]],
+    );
+
+    // The bot's checkout; the operator confirms the transfer: no bot here, so the new key is printed last.
+    const p = await t.gw.app.shop.createPayment(77, pkg.id, "manual", null);
+    assert.deepEqual(
+      ok(await cli(env, "payment", "list", "--status", "pending")).json.data.map((x: any) => x.id),
+      [p.id],
+    );
+    const confirmed = ok(await cli(env, "payment", "confirm", p.id));
+    const key = lastLine(confirmed);
+    assert.match(key, KEY_RE);
+    const settlement = JSON.parse(confirmed.stdout.trimEnd().split("\n").slice(0, -1).join("\n"));
+    assert.deepEqual([settlement.outcome, settlement.announced, settlement.key], [
+      "credited",
+      false,
+      undefined,
+    ]);
+    assert.equal((await models(t.url, key)).status, 200);
+    const again = ok(await cli(env, "payment", "confirm", p.id));
+    assert.equal(again.json.outcome, "duplicate");
+    assert.doesNotMatch(again.stdout, /gd-/);
+
+    const found = ok(await cli(env, "key", "find", "--chat", "77")).json.data;
+    assert.deepEqual(found.map((k: any) => [k.id, k.chat_id, k.balance_usd]), [[
+      settlement.key_id,
+      77,
+      "2.50",
+    ]]);
+    assert.deepEqual(
+      ok(await cli(env, "key", "find", "--hint", found[0].hint)).json.data.map((k: any) => k.id),
+      [
+        settlement.key_id,
+      ],
+    );
+    const refunded = ok(await cli(env, "payment", "refund", p.id)).json;
+    assert.equal(refunded.status, "refunded");
+    assert.deepEqual(
+      ok(await cli(env, "key", "ledger", settlement.key_id)).json.data.map((
+        e: any,
+      ) => [e.kind, e.amount_usd, e.reference]),
+      [["credit", "2.50", `payment:${p.id}`], ["debit", "2.50", `refund:${p.id}`]],
+    );
+
+    // Refusals: the gateway's Russian message, exit 1; bad usage, exit 2.
+    const twice = await cli(env, "payment", "refund", p.id);
+    assert.equal(twice.code, 1);
+    assert.match(twice.stderr, /нельзя вернуть/);
+    const unknown = await cli(env, "package", "set", "pkg_nope", "--price", "1");
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /Пакет с таким id не найден/);
+    for (
+      const args of [
+        ["package", "create", "--name", "x"],
+        ["package", "set", pkg.id],
+        ["package", "set", pkg.id, "--active", "maybe"],
+        ["package", "create", "--name", "x", "--credit", "1", "--price", "1.5", "--currency", "XTR"],
+        ["method", "set", "manual"],
+        ["method", "set", "manual", "maybe"],
+        ["key", "find"],
+        ["key", "find", "--chat", "1", "--hint", "x"],
+        ["payment", "confirm"],
+        ["payment", "nope"],
+      ]
+    ) {
+      const r = await cli(env, ...args);
+      assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
+    }
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("admin CLI, the key shop (direct mode): packages and methods kept in the KV store, a key's ledger", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "admin_cli_" });
+  try {
+    const env = { DATA_DIR: dir };
+    const pkg = await newPackage(
+      env,
+      "--name",
+      "Звёзды",
+      "--credit",
+      "1",
+      "--price",
+      "100",
+      "--currency",
+      "XTR",
+    );
+    ok(await cli(env, "method", "set", "stars", "off"));
+    assert.deepEqual(ok(await cli(env, "package", "list")).json.data.map((p: any) => p.id), [pkg.id]);
+    assert.deepEqual(
+      ok(await cli(env, "method", "list")).json.data.map((m: any) => [m.id, m.available]),
+      [["manual", false], ["stars", false]],
+    );
+    const created = ok(await cli(env, "key", "create", "--balance", "0.000000000001"));
+    ok(await cli(env, "key", "topup", created.json.id, "2"));
+    assert.deepEqual(
+      ok(await cli(env, "key", "ledger", created.json.id)).json.data.map((
+        e: any,
+      ) => [e.amount_usd, e.reference]),
+      [["0.000000000001", "initial"], ["2.00", "admin:topup"]],
+    );
+    assert.deepEqual(ok(await cli(env, "payment", "list")).json.data, []);
+    assert.deepEqual(ok(await cli(env, "key", "find", "--chat", "5")).json.data, []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

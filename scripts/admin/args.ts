@@ -1,5 +1,15 @@
-/** Hand-written argument parsing for the admin CLI: argv → one command with the JSON body of src/accounts/key_operations.ts. */
+/** Hand-written argument parsing for the admin CLI: argv → one command with the JSON body of src/accounts/key_operations.ts
+ *  (the key shop's commands: shop_args.ts). */
 import type { KeyAction } from "../../src/accounts/key_operations.ts";
+import {
+  parseMethod,
+  parsePackage,
+  parsePayment,
+  parseShopKey,
+  SHOP_USAGE,
+  type ShopCommand,
+} from "./shop_args.ts";
+import { UsageError } from "./usage_error.ts";
 import type { BaseRates } from "./tariff.ts";
 
 export type Command =
@@ -8,15 +18,10 @@ export type Command =
   | { kind: "show"; id: string }
   | { kind: "action"; id: string; action: KeyAction; body: Record<string, unknown> }
   | { kind: "tariff-show" }
-  | { kind: "tariff-set"; model: string; base: BaseRates };
+  | { kind: "tariff-set"; model: string; base: BaseRates }
+  | ShopCommand;
 
-/** Bad command line: printed with a hint to `help`, exit code 2. */
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "UsageError";
-  }
-}
+export { UsageError };
 
 export const USAGE = `Usage: deno task admin <command>
 
@@ -37,7 +42,7 @@ export const USAGE = `Usage: deno task admin <command>
   tariff set <model> --input <usd> --output <usd> [--cache-read <usd>|none]
                                          set the model's base rates; its tiers and search fee are kept,
                                          and so is its cache-read rate unless --cache-read is given
-                                         ("none": cache reads are charged as input)
+                                         ("none": cache reads are charged as input)${SHOP_USAGE}
   help                                   this text
 
 Mode: with GATEWAY_URL and ADMIN_TOKEN set, the CLI calls the running gateway's /admin API.
@@ -98,8 +103,13 @@ export function parseArgs(argv: string[]): Command {
     return { kind: "help" };
   }
   if (group === "tariff") return parseTariff(sub, rest);
+  if (group === "package") return parsePackage(sub, rest, splitFlags);
+  if (group === "method") return parseMethod(sub, rest, splitFlags);
+  if (group === "payment") return parsePayment(sub, rest, splitFlags);
   if (group !== "key") throw new UsageError(`unknown command "${group}"`);
   if (sub === undefined) throw new UsageError("key: missing subcommand");
+  const shop = parseShopKey(sub, rest, splitFlags);
+  if (shop) return shop;
 
   if (sub === "create") {
     const { flags, positional } = splitFlags(rest, ["balance", "name", "membership"]);

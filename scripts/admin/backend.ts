@@ -1,6 +1,7 @@
 /** What the CLI needs from either mode: the operations of the admin API. */
 import type { KeyAction } from "../../src/accounts/key_operations.ts";
 import type { TariffList } from "../../src/billing/tariff_rows.ts";
+import type { ShopCommand } from "./shop_args.ts";
 
 export type KeyView = Record<string, unknown>;
 
@@ -13,6 +14,8 @@ export interface Backend {
   tariff(): Promise<TariffList>;
   /** POST /admin/tariff: `{rows}` replaces every row of the models it names; returns the new table. */
   setTariff(body: { rows: unknown[] }): Promise<TariffList>;
+  /** The key shop (issue 20), as the admin API answers (src/shop/operations.ts). GET /admin/packages … */
+  shop(cmd: ShopCommand): Promise<Record<string, unknown>>;
   close(): Promise<void>;
 }
 

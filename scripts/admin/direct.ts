@@ -10,8 +10,22 @@ import { applyTariffChange, reconcileTariff, tariffList } from "../../src/billin
 import type { Config } from "../../src/config/env.ts";
 import { errorSpec } from "../../src/errors/codes.ts";
 import { GatewayError } from "../../src/errors/gateway_error.ts";
+import { Shop } from "../../src/shop/mod.ts";
+import {
+  confirmPaymentOp,
+  createPackageOp,
+  findKeysOp,
+  ledgerOp,
+  listMethodsOp,
+  listPackagesOp,
+  listPaymentsOp,
+  refundPaymentOp,
+  updateMethodOp,
+  updatePackageOp,
+} from "../../src/shop/operations.ts";
 import { openStore } from "../../src/store/open.ts";
 import { type Backend, OperationError } from "./backend.ts";
+import type { ShopCommand } from "./shop_args.ts";
 
 /** The Russian message of the error table, with the detail and the offending field. */
 export function describeGatewayError(err: GatewayError): string {
@@ -39,6 +53,7 @@ export async function directBackend(config: Config): Promise<Backend> {
     await store.close();
     throw err;
   }
+  const shop = new Shop(store, accounts);
   return {
     create: (body) => guard(() => createKey(accounts, body, Date.now())),
     show: (id) =>
@@ -49,6 +64,7 @@ export async function directBackend(config: Config): Promise<Backend> {
       }),
     action: (id, action, body) => guard(() => applyKeyAction(accounts, id, action, body, Date.now())),
     tariff: () => guard(async () => tariffList(reconcileTariff(await store.getTariff()).rows)),
+    shop: (cmd) => guard(() => shopOp(shop, cmd, Date.now())),
     setTariff: (body) =>
       guard(async () => {
         const rows = applyTariffChange(reconcileTariff(await store.getTariff()).rows, body);
@@ -69,4 +85,30 @@ export async function directBackend(config: Config): Promise<Backend> {
       }
     },
   };
+}
+
+/** A key shop command on the shop's operations, as the admin API runs them (src/admin/shop_api.ts). */
+function shopOp(shop: Shop, cmd: ShopCommand, now: number): Promise<Record<string, unknown>> {
+  switch (cmd.kind) {
+    case "package-list":
+      return listPackagesOp(shop);
+    case "package-create":
+      return createPackageOp(shop, cmd.body);
+    case "package-set":
+      return updatePackageOp(shop, cmd.id, cmd.body);
+    case "method-list":
+      return listMethodsOp(shop);
+    case "method-set":
+      return updateMethodOp(shop, cmd.id, cmd.body);
+    case "key-find":
+      return findKeysOp(shop, new URLSearchParams(cmd.query), now);
+    case "key-ledger":
+      return ledgerOp(shop, cmd.id);
+    case "payment-list":
+      return listPaymentsOp(shop, new URLSearchParams(cmd.query));
+    case "payment-confirm":
+      return confirmPaymentOp(shop, cmd.id, now);
+    case "payment-refund":
+      return refundPaymentOp(shop, cmd.id, now);
+  }
 }

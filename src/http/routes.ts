@@ -1,5 +1,17 @@
 /** Every endpoint of spec §4 (and the operator API) in one table, each with who may call it. */
 import { adminCreateKey, adminGetKey, adminKeyAction, adminLedger } from "../admin/api.ts";
+import {
+  adminConfirmPayment,
+  adminCreatePackage,
+  adminFindKeys,
+  adminKeyLedger,
+  adminListMethods,
+  adminListPackages,
+  adminListPayments,
+  adminRefundPayment,
+  adminUpdateMethod,
+  adminUpdatePackage,
+} from "../admin/shop_api.ts";
 import { adminGetTariff, adminSetTariff } from "../admin/tariff_api.ts";
 import { healthz, readyz } from "../admin/health.ts";
 import { metricsHandler } from "../admin/metrics.ts";
@@ -102,6 +114,17 @@ export const ROUTES: Route<Handler>[] = [
   admin("POST", "/admin/keys", adminCreateKey),
   admin("GET", "/admin/keys/:id", adminGetKey),
   admin("POST", "/admin/keys/:id/:action", adminKeyAction),
+  // The key shop (issue 20): src/admin/shop_api.ts.
+  admin("GET", "/admin/keys", adminFindKeys),
+  admin("GET", "/admin/keys/:id/ledger", adminKeyLedger),
+  admin("GET", "/admin/packages", adminListPackages),
+  admin("POST", "/admin/packages", adminCreatePackage),
+  admin("PATCH", "/admin/packages/:id", adminUpdatePackage),
+  admin("GET", "/admin/payment-methods", adminListMethods),
+  admin("POST", "/admin/payment-methods/:id", adminUpdateMethod),
+  admin("GET", "/admin/payments", adminListPayments),
+  admin("POST", "/admin/payments/:id/confirm", adminConfirmPayment),
+  admin("POST", "/admin/payments/:id/refund", adminRefundPayment),
   admin("GET", "/admin/tariff", adminGetTariff),
   admin("GET", "/admin/ledger", adminLedger),
   admin("POST", "/admin/tariff", adminSetTariff),

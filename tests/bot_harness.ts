@@ -4,6 +4,8 @@
  * Telegram's secret header (webhook mode), or into the fake's getUpdates queue (polling mode).
  */
 import type { InlineKeyboardButton, Message, Update } from "grammy/types";
+import assert from "node:assert/strict";
+import { parseUsd } from "../src/money/usd.ts";
 import type { LogSink } from "../src/util/log.ts";
 import { startTestGateway, type TestGateway } from "./harness.ts";
 import { BOT_TOKEN, type Call, type FakeTelegram, startFakeTelegram } from "./fake_telegram.ts";
@@ -169,8 +171,16 @@ export class TestChat {
       .map((c) => String(c.params.text));
   }
 
-  /** Pays the last invoice sent to this chat with Telegram Stars: pre-checkout, then the payment. */
+  /** Pays an invoice with Telegram Stars: pre-checkout, then the payment (which Telegram would not send after a
+   *  refused pre-checkout, but a payment may still arrive: the tests send it regardless). */
   async payInvoice(invoice: Call, chargeId: string): Promise<{ preCheckout: Call; status: number }> {
+    const { preCheckout } = await this.payInvoiceCheckOnly(invoice);
+    const status = await this.deliver(this.paymentUpdate(invoice, chargeId));
+    return { preCheckout, status };
+  }
+
+  /** The pre-checkout query of an invoice from this chat's user, and the bot's answer to it. */
+  async payInvoiceCheckOnly(invoice: Call): Promise<{ preCheckout: Call }> {
     const mark = this.gw.fake.calls.length;
     const queryId = `pcq-${nextUpdateId()}`;
     const pre = {
@@ -189,8 +199,7 @@ export class TestChat {
       (c) => c.params.pre_checkout_query_id === queryId,
       { from: mark },
     );
-    const status = await this.deliver(this.paymentUpdate(invoice, chargeId));
-    return { preCheckout, status };
+    return { preCheckout };
   }
 
   paymentUpdate(invoice: Call, chargeId: string): Update {
@@ -223,4 +232,53 @@ export function keyIn(
   );
   if (!e) throw new Error(`no key in: ${text}`);
   return text.slice(e.offset, e.offset + e.length);
+}
+
+/** A package on sale, made through the shop as the admin API makes it. */
+export async function addPackage(
+  gw: BotGateway,
+  p: { name: string; creditUsd: string; price: number; currency?: string },
+) {
+  return await gw.t.gw.app.shop.createPackage({
+    name: p.name,
+    creditUsd: parseUsd(p.creditUsd),
+    price: p.price,
+    currency: p.currency ?? "XTR",
+    active: true,
+  });
+}
+
+/**
+ * The whole Stars purchase in a chat: /buy, the package's button, the key when asked (`keyHint`), Telegram
+ * Stars, the invoice paid. Returns the invoice call and the bot's message after the payment.
+ */
+export async function buyWithStars(
+  chat: TestChat,
+  pkgButton: RegExp,
+  chargeId: string,
+  keyHint?: string,
+): Promise<{ invoice: Call; paid: Message }> {
+  const fake = chat.gw.fake;
+  assert.equal(await chat.send("/buy"), 200);
+  assert.equal(await chat.press(pkgButton), 200);
+  if (keyHint !== undefined) assert.equal(await chat.press(new RegExp(`^${escapeRe(keyHint)}$`)), 200);
+  const mark = fake.calls.length;
+  assert.equal(await chat.press(/^Telegram Stars$/), 200);
+  const invoice = await fake.waitFor("sendInvoice", (c) => c.params.chat_id === chat.id, { from: mark });
+  const { preCheckout, status } = await chat.payInvoice(invoice, chargeId);
+  assert.equal(preCheckout.params.ok, true, JSON.stringify(preCheckout.params));
+  assert.equal(status, 200);
+  const paid = await fake.waitFor(
+    "sendMessage",
+    (c) => c.params.chat_id === chat.id && /^Оплата получена/.test(c.params.text),
+    { from: mark },
+  );
+  return { invoice, paid: { text: paid.params.text, entities: paid.params.entities } as Message };
+}
+
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** The chat's keys as the shop has them (ids for the admin API). */
+export async function keysOf(gw: BotGateway, chatId: number) {
+  return await gw.t.gw.app.shop.keysOfChat(chatId);
 }

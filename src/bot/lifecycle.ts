@@ -10,6 +10,7 @@ import type { App } from "../app.ts";
 import { alertLoop } from "./alert_loop.ts";
 import { apiSignal, pause, retrying } from "./backoff.ts";
 import { buildBot, POLL_SECONDS } from "./build.ts";
+import { shopCourier } from "./courier.ts";
 import { failure } from "./failure.ts";
 import { COMMANDS } from "./texts.ts";
 import { webhookHook, webhookReceiver } from "./webhook.ts";
@@ -32,6 +33,8 @@ export async function startBot(app: App, token: string): Promise<RunningBot> {
   const lead = app.worker === 1;
   const secret = app.config.TELEGRAM_WEBHOOK_SECRET;
   const tasks: Promise<unknown>[] = [];
+  // The admin API's confirmations and refunds reach buyers (and Telegram's Stars) through this process's bot.
+  app.shop.courier = shopCourier(app, bot.api);
   if (secret) {
     const hook = await webhookHook(secret);
     app.telegramWebhook = webhookReceiver(bot, hook, opts);
@@ -74,6 +77,7 @@ export async function startBot(app: App, token: string): Promise<RunningBot> {
     mode: secret ? "webhook" : "polling",
     async stop() {
       stopping.abort();
+      app.shop.courier = undefined;
       const polling = bot.isRunning() ? bot.stop().catch(() => {}) : undefined;
       const quiet = new AbortController();
       await Promise.race([Promise.allSettled([...tasks, polling]), pause(STOP_WAIT_MS, quiet.signal)]);

@@ -251,6 +251,11 @@ Deno.test("bot keys: the low-balance alert arrives once per crossing, with a but
     };
 
     // The default threshold (10% of $5.00) is not crossed: no alert.
+    assert.equal(await chat.send("/alerts"), 200);
+    assert.match(
+      chat.last().text!,
+      new RegExp(`^Порог предупреждения для .{8}: \\$0\\.50 \\(10% от последней покупки\\)\\.`),
+    );
     await fullCheck();
     assert.equal(alerts(chat.id).length, 0);
     // A threshold above the balance: crossed at once.

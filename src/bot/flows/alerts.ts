@@ -13,20 +13,26 @@ import { T, usd } from "../texts.ts";
 import { pickKey } from "./pick_key.ts";
 
 export async function alertsCommand(app: App, ctx: Context): Promise<void> {
-  await pickKey(app, ctx, (key) => ({ a: "alerts", key }), (k) => showAlerts(ctx, k));
+  await pickKey(app, ctx, (key) => ({ a: "alerts", key }), (k) => showAlerts(app, ctx, k));
 }
 
 export async function alertsOf(app: App, ctx: Context, keyId: string): Promise<void> {
   const key = await ownedKey(app.shop, chatIdOf(ctx), keyId);
   if (!key) return await answer(ctx, T.keyNotFound);
-  await showAlerts(ctx, key);
+  await showAlerts(app, ctx, key);
 }
 
-async function showAlerts(ctx: Context, key: KeyRecord): Promise<void> {
+async function showAlerts(app: App, ctx: Context, key: KeyRecord): Promise<void> {
+  const owner = await app.shop.keyOwner(key.id);
+  const threshold = owner === null
+    ? "не задан"
+    : owner.alertThreshold === null
+    ? `${usd(owner.lastCreditUsd / 10n)} (10% от последней покупки)`
+    : usd(owner.alertThreshold);
   await say(
     ctx,
-    `Когда баланс ключа ${key.hint} опустится ниже порога, бот напишет сюда один раз (и снова — после ` +
-      "пополнения и нового снижения). Порог по умолчанию — 10% от последней покупки.",
+    `Порог предупреждения для ${key.hint}: ${threshold}. Когда баланс опустится ниже, бот напишет сюда один ` +
+      "раз (и снова — после пополнения и нового снижения).",
     new InlineKeyboard().text("Задать порог", encodeCallback({ a: "alert_set", key: key.id })),
   );
 }

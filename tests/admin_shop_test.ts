@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { formatUsd, parseUsd } from "../src/money/usd.ts";
+import type { LeaseLedger } from "../src/accounts/lease_ledger.ts";
 import type { Payment, ShopCourier } from "../src/shop/mod.ts";
 import { post, startTestGateway, type TestGateway, withGateway } from "./harness.ts";
 import { pgGatewayTest } from "./pg_harness.ts";
@@ -544,12 +545,28 @@ pgGatewayTest(
       assert.ok(refused, "B drops the old secret at its next key refresh");
       assert.deepEqual(await modelsStatus(b, rotated.newKey), { status: 200 });
 
-      // A refund on B of a payment credited on A: the free credit of every process counted.
+      // A refund on B of a payment credited on A. What B may debit is the store's free credit: A's lease (taken
+      // by a request on A) not counted, B's own beyond its holds counted (B gives it back first).
       const p = await a.gw.app.shop.createPayment(31, pkg, "stars", keyId);
       await a.gw.app.shop.settlePayment(p.id, "ch_p3", Date.now());
-      const refunded = await b.gw.app.shop.refundPayment(p.id, Date.now());
+      await spend(a, rotated.newKey, keyId);
+      await spend(b, rotated.newKey, keyId);
+      const accB = (await b.gw.app.accounts.find(keyId))!;
+      const holderB = (b.gw.app.accounts.ledger as LeaseLedger).holder;
+      const view = (await b.gw.app.store.leaseView(keyId, holderB, Date.now()))!;
+      assert.ok(view.leased > view.mine && view.mine > 0n, "leases of both gateways");
+      const debitable = view.credited - view.spent - view.leased + view.mine;
+      assert.equal(await b.gw.app.accounts.debitable(accB), debitable);
+      const returned: string[] = [];
+      b.gw.app.shop.courier = courier({ refundStars: (x) => void returned.push(x.id) });
+      const refunded = await b.gw.app.shop.refund(p.id, Date.now());
+      assert.deepEqual(returned, [p.id]);
       assert.equal(refunded.status, "refunded");
-      assert.equal(await balanceOn(a, keyId), 25n * USD);
+      assert.equal(
+        (await b.gw.app.store.getKey(keyId))!.credited,
+        view.credited - 5n * USD,
+        "debited once, in the store",
+      );
     } finally {
       await b.close();
       await a.close();

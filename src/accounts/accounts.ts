@@ -112,6 +112,20 @@ export class Accounts {
   }
 
   /**
+   * Credit a debit of the key could take now (Ledger.debit, a shop refund): on a store of one process the
+   * available credit; on a shared store what the store's step would find free once this process gave back its
+   * unused lease — credited − spent − every live lease + this process's lease beyond its open holds.
+   */
+  async debitable(acc: Account): Promise<bigint> {
+    if (!this.lease) return this.ledger.available(acc);
+    await this.ledger.flush();
+    const view = await this.store.leaseView(acc.rec.id, this.lease.holder, Date.now());
+    if (!view) return 0n;
+    const unused = view.mine > acc.held ? view.mine - acc.held : 0n;
+    return view.credited - view.spent - view.leased + unused;
+  }
+
+  /**
    * What the key spent in the current UTC hour and day as its spend caps count it (windows.ts, caps.ts): on a
    * shared store the shared windows every process adds its settlements to (this process's flushed first);
    * otherwise this process's own windows, which start empty when the process does.

@@ -376,13 +376,10 @@ export class Shop {
     return { ...acc.rec, caps: { ...acc.rec.caps } };
   }
 
-  /** Whether the key's credit free in this process's view covers a refund of `p` (the books decide). */
+  /** Whether the books would take a refund of `p` now (Accounts.debitable): checked before any Stars go back. */
   async #covers(p: Payment): Promise<boolean> {
     const acc = p.keyId === null ? undefined : await this.accounts.find(p.keyId);
-    if (!acc) return false;
-    const leased = await this.accounts.syncMoney(acc);
-    const free = leased === undefined ? this.accounts.available(acc) : acc.rec.balance - acc.held;
-    return free >= p.creditUsd;
+    return acc !== undefined && await this.accounts.debitable(acc) >= p.creditUsd;
   }
 }
 

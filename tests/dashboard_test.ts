@@ -328,3 +328,17 @@ Deno.test("dashboard: a session ends at DASHBOARD_SESSION_TTL_MS; a revoked key'
     await t.admin("POST", `/admin/keys/${a.id}/revoke`);
     assert.equal(testid((await c.get("/dashboard")).html, "balance"), undefined, "revoked: signed out");
   }, { DASHBOARD_SESSION_TTL_MS: "60000" }));
+
+Deno.test("dashboard: a rotated key's sessions end at once; the new secret signs in", () =>
+  withGateway(async (t) => {
+    const a = await t.newKey("1.00");
+    const c = new DashboardClient(t.url);
+    await c.signIn(a.key);
+    assert.equal(testid((await c.get("/dashboard")).html, "balance"), "1.00");
+    const rotated = await t.gw.app.accounts.rotate(a.id);
+    assert.ok(rotated);
+    assert.equal(testid((await c.get("/dashboard")).html, "balance"), undefined, "rotated: signed out");
+    const fresh = new DashboardClient(t.url);
+    await fresh.signIn(rotated.key);
+    assert.equal(testid((await fresh.get("/dashboard")).html, "balance"), "1.00");
+  }));

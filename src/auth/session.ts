@@ -2,8 +2,9 @@
  * The key holder's dashboard sessions (issue 19): signing in with the key gives a random session id, which
  * lives only in the browser's `gw_session` cookie; the store keeps its SHA-256 with the key id and the expiry
  * (Store.putSession), so every process on the store knows it and a sign-out ends it everywhere. A session is
- * good while it has not expired and its key is not revoked: an expired, suspended or paused key, or one with
- * no balance left, still signs in, so its holder can see what happened.
+ * good while it has not expired, its key is not revoked and still has the secret it signed in with (a key
+ * rotated because it leaked ends its sessions too): an expired, suspended or paused key, or one with no
+ * balance left, still signs in, so its holder can see what happened.
  */
 import type { Account, Accounts } from "../accounts/accounts.ts";
 import { hashKey } from "../accounts/api_key.ts";
@@ -37,11 +38,18 @@ export async function startSession(
 ): Promise<{ id: string; expiresAt: number }> {
   const id = toB64Url(crypto.getRandomValues(new Uint8Array(32)));
   const expiresAt = now + ttlMs;
-  await store.putSession({ hash: await sessionHash(id), keyId: acc.rec.id, createdAt: now, expiresAt });
+  await store.putSession({
+    hash: await sessionHash(id),
+    keyId: acc.rec.id,
+    keyHash: acc.rec.hash,
+    createdAt: now,
+    expiresAt,
+  });
   return { id, expiresAt };
 }
 
-/** The live session a cookie value names, or undefined (none, malformed, unknown, expired, its key revoked). */
+/** The live session a cookie value names, or undefined (none, malformed, unknown, expired, its key revoked or
+ *  rotated since). */
 export async function findSession(
   store: Store,
   accounts: Accounts,
@@ -52,7 +60,7 @@ export async function findSession(
   const rec = await store.getSession(await sessionHash(id), now);
   if (!rec) return undefined;
   const account = await accounts.find(rec.keyId);
-  if (!account || !maySignIn(account)) return undefined;
+  if (!account || !maySignIn(account) || account.rec.hash !== rec.keyHash) return undefined;
   return { id, account, expiresAt: rec.expiresAt };
 }
 

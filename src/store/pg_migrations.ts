@@ -310,6 +310,15 @@ CREATE TABLE bot_updates (
 CREATE INDEX bot_updates_expiry ON bot_updates (expires_at);
 `,
   },
+  {
+    version: 10,
+    name: "dashboard sessions bound to the key's secret",
+    sql: `
+-- The SHA-256 of the key a session signed in with (SessionRecord.keyHash): once the key is rotated its hash
+-- changes and the session is no longer good (src/auth/session.ts). Sessions from before have none: they end.
+ALTER TABLE dashboard_sessions ADD COLUMN key_hash text COLLATE "C" NOT NULL DEFAULT '';
+`,
+  },
 ];
 
 /**

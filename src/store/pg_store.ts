@@ -350,18 +350,19 @@ export class PgStore implements Store {
 
   async putSession(session: SessionRecord): Promise<void> {
     await this.sql`
-      INSERT INTO dashboard_sessions (hash, key_id, created_at, expires_at)
-      VALUES (${session.hash}, ${session.keyId}, ${session.createdAt}, ${session.expiresAt})`;
+      INSERT INTO dashboard_sessions (hash, key_id, key_hash, created_at, expires_at)
+      VALUES (${session.hash}, ${session.keyId}, ${session.keyHash}, ${session.createdAt}, ${session.expiresAt})`;
   }
 
   async getSession(hash: string, now: number): Promise<SessionRecord | null> {
     const [row] = await this.sql`
-      SELECT hash, key_id, created_at, expires_at FROM dashboard_sessions
+      SELECT hash, key_id, key_hash, created_at, expires_at FROM dashboard_sessions
       WHERE hash = ${hash} AND expires_at > ${now}`;
     return row
       ? {
         hash: row.hash,
         keyId: row.key_id,
+        keyHash: row.key_hash,
         createdAt: Number(row.created_at),
         expiresAt: Number(row.expires_at),
       }

@@ -351,7 +351,13 @@ pgTest("the sweep deletes every expired file, tool loop, lease and session, and 
     await take("h_old", 100);
     await take("h_edge", 500); // expires at 500: expired at 500
     await take("h_new", 501);
-    const session = (hash: string, expiresAt: number) => ({ hash, keyId: "k1", createdAt: 0, expiresAt });
+    const session = (hash: string, expiresAt: number) => ({
+      hash,
+      keyId: "k1",
+      keyHash: "h1",
+      createdAt: 0,
+      expiresAt,
+    });
     await store.putSession(session("s_old", 100));
     await store.putSession(session("s_edge", 500));
     await store.putSession(session("s_new", 501));

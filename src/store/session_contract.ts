@@ -13,6 +13,7 @@ const HOUR = 3_600_000;
 const session = (hash: string, keyId = "key_a", ttl = 12 * HOUR): SessionRecord => ({
   hash,
   keyId,
+  keyHash: "f".repeat(64),
   createdAt: T,
   expiresAt: T + ttl,
 });

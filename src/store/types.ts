@@ -164,6 +164,8 @@ export interface SessionRecord {
   /** SHA-256 (hex) of the session id. */
   hash: string;
   keyId: string;
+  /** SHA-256 (hex) of the key it signed in with: a rotated key's sessions end (src/auth/session.ts). */
+  keyHash: string;
   /** Unix ms. */
   createdAt: number;
   /** Unix ms: from then on the session is gone. */

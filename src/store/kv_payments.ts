@@ -6,6 +6,7 @@
  * settlements of one payment or one charge id exactly one commits and the other re-reads a duplicate; a
  * credit is KV's `sum` on the key's counter (kv_money.ts), so it never conflicts with the group commit's sums.
  */
+import { creditOf, firstOwner, isDuplicate, newKeyOf, settledPayment } from "./payment_decision.ts";
 import { commitChecked, optimistic } from "./kv_atomic.ts";
 import { kvKeys } from "./kv_keys.ts";
 import { type LeaseBook, leaseViewOf } from "./kv_leases.ts";
@@ -88,33 +89,22 @@ export class KvPayments {
       ]);
       const p = pay.value;
       if (p === null) throw new Error(`settlePayment: unknown payment ${s.paymentId}`);
-      if (charge !== null && seen.value !== null) {
-        const settled = seen.value === p.id ? p : await this.get(seen.value);
+      const chargeSeen = charge !== null && seen.value !== null;
+      if (isDuplicate(p, chargeSeen)) {
+        const settled = !chargeSeen || seen.value === p.id ? p : await this.get(seen.value!);
         return { value: { outcome: "duplicate", payment: settled ?? p } };
-      }
-      if (p.status !== "pending" && p.status !== "cancelled") {
-        return { value: { outcome: "duplicate", payment: p } };
       }
       const op = this.kv.atomic().check(pay);
       if (charge !== null) op.check(seen).set(seen.key, p.id);
-      let credit = p.status === "pending" ? s.credit : null;
+      let credit = creditOf(p, s);
       let keyId = p.keyId;
       if (credit !== null) {
-        checkPaymentEntry(p, credit.entry);
         if (keyId === null) {
-          const rec = credit.newKey;
-          if (!rec) throw new Error(`settlePayment: payment ${p.id} has no key and no new key was given`);
+          const rec = newKeyOf(p, credit);
           keyId = rec.id;
           writeNewKey(op, rec);
-          const owner: KeyOwner = {
-            keyId,
-            chatId: p.chatId,
-            alertThreshold: null,
-            lastCreditUsd: p.creditUsd,
-            alerted: false,
-          };
           op.check({ key: kvKeys.keyOwner(keyId), versionstamp: null })
-            .set(kvKeys.keyOwner(keyId), owner)
+            .set(kvKeys.keyOwner(keyId), firstOwner(p, keyId))
             .set(kvKeys.chatKey(p.chatId, keyId), null);
         } else {
           const [meta, owner] = await this.kv.getMany<[KeyMeta, KeyOwner]>([
@@ -130,12 +120,7 @@ export class KvPayments {
         }
         if (credit !== null) writeEntry(op, { ...credit.entry, keyId });
       }
-      const next: Payment = {
-        ...p,
-        status: credit !== null ? "credited" : "refund_due",
-        keyId: credit !== null ? keyId : p.keyId,
-        telegramChargeId: charge ?? p.telegramChargeId,
-      };
+      const next = settledPayment(p, credit !== null, keyId, charge);
       movePayment(op, p, next);
       if (!await commitChecked(op)) return null;
       return { value: { outcome: next.status as "credited" | "refund_due", payment: next } };

@@ -5,6 +5,7 @@
  * first and finds it settled. Two payments settled with one charge id at once: the unique index on
  * telegram_charge_id refuses the second's write, which is then retried and finds the charge recorded.
  */
+import { creditOf, firstOwner, isDuplicate, newKeyOf, settledPayment } from "./payment_decision.ts";
 import type postgres from "postgres";
 import type { Sql } from "./pg_connect.ts";
 import { newKeyRow } from "./pg_rows.ts";
@@ -73,31 +74,20 @@ export function settlePayment(sql: Sql, s: PaymentSettlement): Promise<SettledPa
     if (!row) throw new Error(`settlePayment: unknown payment ${s.paymentId}`);
     const p = paymentFromRow(row);
     const charge = s.telegramChargeId;
-    if (charge !== null) {
-      const [seen] = await tx`SELECT * FROM payments WHERE telegram_charge_id = ${charge}`;
-      if (seen) return { outcome: "duplicate", payment: paymentFromRow(seen) };
+    const [seen] = charge === null
+      ? []
+      : await tx`SELECT * FROM payments WHERE telegram_charge_id = ${charge}`;
+    if (isDuplicate(p, seen !== undefined)) {
+      return { outcome: "duplicate", payment: seen ? paymentFromRow(seen) : p };
     }
-    if (p.status !== "pending" && p.status !== "cancelled") return { outcome: "duplicate", payment: p };
-    let credit = p.status === "pending" ? s.credit : null;
+    let credit = creditOf(p, s);
     let keyId = p.keyId;
     if (credit !== null) {
-      checkPaymentEntry(p, credit.entry);
       if (keyId === null) {
-        const rec = credit.newKey;
-        if (!rec) throw new Error(`settlePayment: payment ${p.id} has no key and no new key was given`);
+        const rec = newKeyOf(p, credit);
         keyId = rec.id;
         await tx`INSERT INTO keys ${tx(newKeyRow(rec))}`;
-        await tx`INSERT INTO key_owners ${
-          tx(
-            ownerRow({
-              keyId,
-              chatId: p.chatId,
-              alertThreshold: null,
-              lastCreditUsd: p.creditUsd,
-              alerted: false,
-            }),
-          )
-        }`;
+        await tx`INSERT INTO key_owners ${tx(ownerRow(firstOwner(p, keyId)))}`;
       } else {
         const [key] = await tx`SELECT revoked FROM keys WHERE id = ${keyId} FOR UPDATE`;
         if (!key || key.revoked) credit = null;
@@ -108,12 +98,7 @@ export function settlePayment(sql: Sql, s: PaymentSettlement): Promise<SettledPa
       }
       if (credit !== null) await tx`INSERT INTO ledger_entries ${tx(entryRow({ ...credit.entry, keyId }))}`;
     }
-    const next: Payment = {
-      ...p,
-      status: credit !== null ? "credited" : "refund_due",
-      keyId: credit !== null ? keyId : p.keyId,
-      telegramChargeId: charge ?? p.telegramChargeId,
-    };
+    const next = settledPayment(p, credit !== null, keyId, charge);
     await tx`UPDATE payments SET status = ${next.status}, key_id = ${next.keyId},
       telegram_charge_id = ${next.telegramChargeId} WHERE id = ${p.id}`;
     return { outcome: next.status as "credited" | "refund_due", payment: next };

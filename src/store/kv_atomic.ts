@@ -16,17 +16,29 @@ export const MAX_KEY_BYTES = 80_000;
  */
 export function keyBytes(key: Deno.KvKey): number {
   let n = 0;
-  for (const part of key) {
-    if (typeof part !== "string") n += 9;
-    else {
-      const utf8 = encoder.encode(part);
-      n += 2 + utf8.length + utf8.filter((b) => b === 0).length;
-    }
-  }
+  for (const part of key) n += typeof part === "string" ? 2 + escapedUtf8Length(part) : 9;
   return n;
 }
 
-const encoder = new TextEncoder();
+/**
+ * The length of `s` in UTF-8 as the key encoding writes it (each 0x00 one byte more), counted from its UTF-16
+ * code units without encoding it: a group commit sizes every row's key (issue 18). A lone surrogate counts as
+ * the 3 bytes of the U+FFFD it is encoded as.
+ */
+function escapedUtf8Length(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) {
+      if (c === 0) n++;
+    } else if (c < 0x800) n++;
+    else if (c < 0xdc00 && c >= 0xd800 && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 2; // a surrogate pair: 4 bytes for its 2 units
+      i++;
+    } else n += 2;
+  }
+  return n;
+}
 
 /** Whether a commit failed because another connection to a shared KV file (SQLite) wrote meanwhile. */
 export function isLockedError(err: unknown): boolean {

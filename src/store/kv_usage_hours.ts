@@ -76,6 +76,13 @@ export interface UsagePart {
   write(op: Deno.AtomicOperation): void;
 }
 
+/** A row to write, with its key and that key's size (computed once: a group commit sizes every row). */
+interface Keyed {
+  u: UsageRow;
+  key: Deno.KvKey;
+  bytes: number;
+}
+
 /**
  * A commit's usage rows as parts, each the rows of one (key, hour, family, model) with one `sum` per non-zero
  * counter of their hour, within MAX_MUTATIONS and MAX_KEY_BYTES: a group too big for one atomic is cut into
@@ -85,47 +92,55 @@ export interface UsagePart {
  */
 export function usageParts(rows: readonly UsageRow[]): UsagePart[] {
   const unique = new Map<string, UsageRow>();
-  for (const u of rows) unique.set(JSON.stringify([u.keyId, u.createdAt, u.requestId]), u);
-  const groups = new Map<string, UsageRow[]>();
+  for (const u of rows) unique.set(`${tagged(u.keyId)}${u.createdAt}:${u.requestId}`, u);
+  const groups = new Map<string, Keyed[]>();
   for (const u of unique.values()) {
-    const group = JSON.stringify([u.keyId, hourOf(u), u.family, u.model]);
+    const group = `${tagged(u.keyId)}${hourOf(u)}:${tagged(u.family)}${u.model}`;
+    const key = rowKey(u);
+    const keyed = { u, key, bytes: keyBytes(key) };
     const list = groups.get(group);
-    if (list) list.push(u);
-    else groups.set(group, [u]);
+    if (list) list.push(keyed);
+    else groups.set(group, [keyed]);
   }
   const parts: UsagePart[] = [];
   for (const group of groups.values()) {
     // Room kept for the counters: each at most as long as the longest one's key.
-    const reserve = COUNTERS * keyBytes(totalsOf(group[0]!).at("cachedInputTokens"));
-    let slice: UsageRow[] = [];
+    const reserve = COUNTERS * keyBytes(totalsOf(group[0]!.u).at("cachedInputTokens"));
+    let slice: Keyed[] = [];
     let bytes = reserve;
-    for (const u of group) {
-      const b = keyBytes(rowKey(u));
-      if (slice.length > 0 && (slice.length + 1 + COUNTERS > MAX_MUTATIONS || bytes + b > MAX_KEY_BYTES)) {
+    for (const k of group) {
+      if (
+        slice.length > 0 && (slice.length + 1 + COUNTERS > MAX_MUTATIONS || bytes + k.bytes > MAX_KEY_BYTES)
+      ) {
         parts.push(partOf(slice));
         [slice, bytes] = [[], reserve];
       }
-      slice.push(u);
-      bytes += b;
+      slice.push(k);
+      bytes += k.bytes;
     }
     parts.push(partOf(slice));
   }
   return parts;
 }
 
+/** A string prefixed with its length: joined with others into a map key no two different lists share. */
+const tagged = (s: string) => `${s.length}:${s}`;
+
 /** The rows (of one group) and the `sum`s that count them. */
-function partOf(rows: UsageRow[]): UsagePart {
-  const t = totalsOf(rows[0]!);
-  for (const u of rows) addRow(t, u);
-  const sums = counterValues(t);
+function partOf(rows: Keyed[]): UsagePart {
+  const t = totalsOf(rows[0]!.u);
   let bytes = 0;
-  for (const u of rows) bytes += keyBytes(rowKey(u));
+  for (const k of rows) {
+    addRow(t, k.u);
+    bytes += k.bytes;
+  }
+  const sums = counterValues(t);
   for (const [key] of sums) bytes += keyBytes(key);
   return {
     n: rows.length + sums.length,
     keyBytes: bytes,
     write(op) {
-      for (const u of rows) op.set(rowKey(u), u);
+      for (const k of rows) op.set(k.key, k.u);
       for (const [key, value] of sums) op.sum(key, value);
     },
   };

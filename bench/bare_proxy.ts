@@ -6,7 +6,9 @@
  * Env: UPSTREAM (base URL, e.g. http://127.0.0.1:8080), PORT, HOST (default 127.0.0.1), PUMP: unset, the
  * upstream body is handed to the response as it is (the runtime pipes it natively); `js`, every chunk goes
  * through a JavaScript stream (read, enqueue); `sse`, each chunk is also decoded, parsed into SSE frames and
- * encoded again — the least any gateway that reads the frames must do (README "Performance"). METER (JSON
+ * encoded again — the least any gateway that reads the frames must do (README "Performance"); `byob`, the
+ * chunks go through a JavaScript stream read BYOB into a reused 1 KiB buffer, as the gateway reads its
+ * upstream (the least a JavaScript hop holds per idle stream: bench/idle_hold.ts). METER (JSON
  * answers): unset, none; `parse`, the request body and the upstream's answer are parsed and the answer's
  * `usage` and `model` read — the least a gateway that meters must do; `kv`, that and one usage row per
  * request made durable in Deno KV (a file in KV_DIR) the way the gateway's group commit does it: the rows of a
@@ -86,6 +88,7 @@ function meter(requestText: string, answerText: string): void {
 
 /** The upstream body re-emitted through JavaScript, as PUMP says. */
 function pumped(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  if (PUMP === "byob") return pumpedByob(body);
   const reader = body.getReader();
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
@@ -99,6 +102,21 @@ function pumped(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
       parser.feed(decoder.decode(value, { stream: true }));
       if (out !== "") controller.enqueue(encoder.encode(out));
       out = "";
+    },
+    cancel: (reason) => reader.cancel(reason),
+  }, { highWaterMark: 0 });
+}
+
+/** PUMP=byob: each chunk read into a reused buffer (transferred by the read, taken back) and enqueued as a copy. */
+function pumpedByob(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  const reader = body.getReader({ mode: "byob" });
+  let buffer = new Uint8Array(1024);
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await reader.read(buffer);
+      if (done || !value) return controller.close();
+      buffer = new Uint8Array(value.buffer);
+      controller.enqueue(value.slice());
     },
     cancel: (reason) => reader.cancel(reason),
   }, { highWaterMark: 0 });

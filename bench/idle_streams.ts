@@ -6,11 +6,23 @@
  * listen backlog (somaxconn) never overflows.
  */
 
+import { HOLD_MARK } from "./chat_mock.ts";
 import { catProc } from "./cpu.ts";
 import { memoryOf, type Proc } from "./procs.ts";
 import { ms, num } from "./report.ts";
+import { chat } from "./scenarios.ts";
 
 const sleep = (msec: number) => new Promise((r) => setTimeout(r, msec));
+
+/**
+ * The body of an idle stream's request (the mock holds a stream whose prompt carries HOLD_MARK), its prompt
+ * padded to about `bytes` when that is more than the one line (a real conversation is kilobytes).
+ */
+export function holdBody(bytes = 0): string {
+  const prompt = `${HOLD_MARK} Keep talking, slowly.`;
+  const pad = Math.max(0, bytes - prompt.length);
+  return chat(prompt + " lorem ipsum".repeat(Math.ceil(pad / 12)).slice(0, pad), true);
+}
 
 export interface HoldOptions {
   /** Base URL of the server (http://127.0.0.1:port). */

@@ -19,9 +19,8 @@
  */
 import { threadCores, threadJiffies, withCpu } from "./cpu.ts";
 import { envNum } from "./env.ts";
-import { holdThrough, type ProxyHold } from "./idle_streams.ts";
+import { holdBody, holdThrough, type ProxyHold } from "./idle_streams.ts";
 import { percentile, runLoad } from "./load.ts";
-import { HOLD_MARK } from "./chat_mock.ts";
 import {
   ADMIN_TOKEN,
   createKey,
@@ -53,7 +52,7 @@ import { ensureWrk, runWrk, wrkScript, wrkVersion } from "./wrk.ts";
 
 const JSON_BODY = chat("Say hello in one short sentence.", false);
 const STREAM_BODY = chat("Tell me a story.", true);
-const HOLD_BODY = chat(`${HOLD_MARK} Keep talking, slowly.`, true);
+const HOLD_BODY = holdBody();
 
 /** The section's Markdown, or why it was skipped. */
 export type SideResult = { heading: string; section: string } | { skipped: string };

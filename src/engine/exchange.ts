@@ -1,8 +1,12 @@
-/** One admitted request's upstream exchange: what forward.ts and json_answer.ts share. */
+/**
+ * One admitted request's upstream exchange: what forward.ts and json_answer.ts share. It holds the request's
+ * body and IR, so nothing that lives as long as a stream may keep it (forward.ts `openStream`).
+ */
 import type { App } from "../app.ts";
 import type { Reservation } from "../billing/ledger.ts";
 import type { ModelEntry } from "../catalog/models.ts";
 import type { FamilyPolicy } from "../families/policy.ts";
+import type { IRRequest } from "../ir/request.ts";
 import type { EncodeContext, Protocol } from "../protocols/codec.ts";
 import type { RouteContext } from "../request/context.ts";
 import type { UpstreamTarget } from "../upstream/targets.ts";
@@ -22,6 +26,8 @@ export interface Exchange {
   upstreamBody: Record<string, unknown> | Uint8Array;
   /** The model name that body carries (the family's `upstreamModel`, else the gateway's id). */
   upstreamModel: string;
+  /** The decoded request, conversation included (the family's dispatch reads it). */
+  ir: IRRequest;
   encodeCtx: EncodeContext;
   reservation: Reservation;
   inputTokens: number;

@@ -10,13 +10,15 @@ import { retryAfterSeconds, unavailableError, upstreamStatusError } from "../fam
 import { sseFrameBatches } from "../protocols/sse_parse.ts";
 import { callUpstream } from "../upstream/client.ts";
 import { jsonAnswer } from "./json_answer.ts";
-import { RunDeadline } from "./run_deadline.ts";
+import { type PipelineDeadline, RunDeadline } from "./run_deadline.ts";
 import { settleFailed, settleRunCut, settleStream, streamSettlement } from "./settle.ts";
 import { StreamPipeline } from "./stream_pipeline.ts";
 
 export async function forward(x: Exchange): Promise<Response> {
   const codes = x.policy.codes;
-  // The upstream account is the family's to give (one of a pool, after a queue); held until settlement.
+  const metrics = x.app.metrics;
+  // The upstream account is the family's to give (one of a pool, after a queue); held until settlement. The
+  // closures made here outlive the call (until settlement): none may capture `x` (see `openStream`).
   let lease: UpstreamLease;
   try {
     lease = await x.policy.dispatch(x.target, {
@@ -27,12 +29,12 @@ export async function forward(x: Exchange): Promise<Response> {
       headers: x.ctx.req.headers,
       body: x.body,
       model: x.model,
-      ir: x.encodeCtx.request,
+      ir: x.ir,
       inputTokens: x.inputTokens,
       outputBudget: x.outputBudget,
       signal: x.ctx.req.signal,
       now: x.app.now,
-      queued: (ms) => x.app.metrics.thetaQueueWait.observe(ms / 1000),
+      queued: (ms) => metrics.thetaQueueWait.observe(ms / 1000),
     });
   } catch (err) {
     settleFailed(x.reservation, x.ctx.req.signal.aborted);
@@ -41,7 +43,7 @@ export async function forward(x: Exchange): Promise<Response> {
   x.reservation.whenSettled(() => lease.release());
   if (lease.headers) answerWith(x, lease.headers);
   if (lease.model) askFor(x, lease.model);
-  const stream = x.encodeCtx.request.stream;
+  const stream = x.ir.stream;
   // The family's bound on the whole run, from the request going out (gamma/eta: spec §8.4). A JSON answer's
   // head comes with the answer, so there it replaces the headers timeout; a stream's head comes at once.
   const limit = x.policy.runLimit?.(x.app.config);
@@ -101,7 +103,7 @@ export async function forward(x: Exchange): Promise<Response> {
   }
   const call: UpstreamCallFacts = {
     upstreamModel: x.upstreamModel,
-    maxOutputTokens: x.encodeCtx.request.maxOutputTokens,
+    maxOutputTokens: x.ir.maxOutputTokens,
   };
   if (!stream || !res.body) return await jsonAnswer(res, x, call, run);
   // Checked before the 200 goes out: an upstream that does not stream (an HTML 200, a JSON body) is an
@@ -113,39 +115,7 @@ export async function forward(x: Exchange): Promise<Response> {
   }
 
   // From here the pipeline watches the deadline itself, so it can end the stream with the error frame.
-  const deadline = run?.handOver();
-  const pipeline = new StreamPipeline({
-    batches: sseFrameBatches(res.body),
-    mode: x.native ? { kind: "relay", relay: x.surface.createRelay(x.encodeCtx) } : {
-      kind: "translate",
-      decoder: x.upstream.createStreamDecoder(),
-      encoder: x.surface.createStreamEncoder(x.encodeCtx),
-    },
-    requestId: x.ctx.requestId,
-    heartbeatMs: x.app.config.STREAM_HEARTBEAT_MS,
-    idleTimeoutMs: x.app.config.STREAM_IDLE_TIMEOUT_MS,
-    upstreamError: () => new GatewayError(codes.inStream),
-    inspect: (ev) => {
-      x.answer?.event(ev); // how the answer ends, for the family's request session
-      return x.policy.inspect(ev, call);
-    },
-    ...(x.policy.beforeContent ? { beforeContent: (ev: IREvent) => x.policy.beforeContent!(ev, call) } : {}),
-    ...(codes.streamBroken ? { brokenError: () => new GatewayError(codes.streamBroken!) } : {}),
-    ...(deadline ? { deadline } : {}),
-    cut: x.app.inflight.signal,
-    abortUpstream: () => x.abort.abort(),
-    onFault: (err) =>
-      x.app.log.warn("stream failed", {
-        request_id: x.ctx.requestId,
-        error: err instanceof Error ? `${err.name}: ${err.message}` : typeof err,
-      }),
-    onDone: (o) => {
-      settleStream(x.reservation, o, x.inputTokens);
-      if (!o.refused) x.ctx.trace.end(200, o.error?.code); // a refusal ends as the HTTP error it becomes
-    },
-    onOpen: (cutNow) =>
-      x.reservation.trackOpen(() => streamSettlement(x.reservation, cutNow(), x.inputTokens)),
-  });
+  const pipeline = openStream(x, res.body, call, run?.handOver());
   // A family that checks the answer's start refuses here, before the 200, as an ordinary HTTP error (free).
   const refusal = await pipeline.start();
   if (refusal) throw refusal;
@@ -158,6 +128,55 @@ export async function forward(x: Exchange): Promise<Response> {
       "cache-control": "no-cache",
       "x-accel-buffering": "no",
     },
+  });
+}
+
+/**
+ * The stream's pipeline, with callbacks that live as long as the stream. They capture the parts of `x` they
+ * use, never `x` itself: V8 keeps the variables a function's closures use in one context they all share, and
+ * `x` holds the request's body and IR — a prompt of 32 KB kept ~230 KB per idle stream alive
+ * (bench/idle_hold.ts, BENCH_IDLE_PROMPT_BYTES). The encode context carries the request's parameters only.
+ */
+function openStream(
+  x: Exchange,
+  body: ReadableStream<Uint8Array>,
+  call: UpstreamCallFacts,
+  deadline: PipelineDeadline | undefined,
+): StreamPipeline {
+  const { reservation, inputTokens, policy, answer, abort } = x;
+  const { trace, requestId } = x.ctx;
+  const log = x.app.log;
+  const codes = policy.codes;
+  return new StreamPipeline({
+    batches: sseFrameBatches(body),
+    mode: x.native ? { kind: "relay", relay: x.surface.createRelay(x.encodeCtx) } : {
+      kind: "translate",
+      decoder: x.upstream.createStreamDecoder(),
+      encoder: x.surface.createStreamEncoder(x.encodeCtx),
+    },
+    requestId,
+    heartbeatMs: x.app.config.STREAM_HEARTBEAT_MS,
+    idleTimeoutMs: x.app.config.STREAM_IDLE_TIMEOUT_MS,
+    upstreamError: () => new GatewayError(codes.inStream),
+    inspect: (ev) => {
+      answer?.event(ev); // how the answer ends, for the family's request session
+      return policy.inspect(ev, call);
+    },
+    ...(policy.beforeContent ? { beforeContent: (ev: IREvent) => policy.beforeContent!(ev, call) } : {}),
+    ...(codes.streamBroken ? { brokenError: () => new GatewayError(codes.streamBroken!) } : {}),
+    ...(deadline ? { deadline } : {}),
+    cut: x.app.inflight.signal,
+    abortUpstream: () => abort.abort(),
+    onFault: (err) =>
+      log.warn("stream failed", {
+        request_id: requestId,
+        error: err instanceof Error ? `${err.name}: ${err.message}` : typeof err,
+      }),
+    onDone: (o) => {
+      settleStream(reservation, o, inputTokens);
+      if (!o.refused) trace.end(200, o.error?.code); // a refusal ends as the HTTP error it becomes
+    },
+    onOpen: (cutNow) => reservation.trackOpen(() => streamSettlement(reservation, cutNow(), inputTokens)),
   });
 }
 

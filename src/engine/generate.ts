@@ -14,6 +14,7 @@ import { FAMILY_POLICIES } from "../families/registry.ts";
 import { resolveFileReferences } from "../files/resolve.ts";
 import { parseJsonObject, readBodyBytes } from "../request/body.ts";
 import type { KeyContext } from "../request/context.ts";
+import { requestParams } from "../ir/request.ts";
 import type { Protocol, ProtocolName } from "../protocols/codec.ts";
 import { PROTOCOLS } from "../protocols/registry.ts";
 import { formatUsd } from "../money/usd.ts";
@@ -169,13 +170,14 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
       target,
       upstreamBody,
       upstreamModel: call.model,
+      ir,
       encodeCtx: {
         requestId: ctx.requestId,
         model: model.id,
         now: () => Math.floor(app.now() / 1000),
         newId: app.newId,
         inputEstimate: inputTokens,
-        request: ir,
+        request: requestParams(ir),
       },
       reservation,
       inputTokens,

@@ -75,3 +75,15 @@ export interface IRRequest {
   /** OpenAI `prompt_cache_key`: routes the prompt to the provider's cache (spec §4.2: forwarded unchanged). */
   promptCacheKey?: string;
 }
+
+/**
+ * A request's parameters without its conversation (`messages`, `system`): all an answer's encoder reads of it
+ * (Chat's includeUsage, the tools a call answers to, Responses' echo fields). An encoder lives as long as its
+ * stream; holding only this, a stream does not keep its prompt alive (bench/heap_per_stream.ts).
+ */
+export type IRRequestParams = Omit<IRRequest, "messages" | "system">;
+
+export function requestParams(ir: IRRequest): IRRequestParams {
+  const { messages: _messages, system: _system, ...params } = ir;
+  return params;
+}

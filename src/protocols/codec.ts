@@ -8,7 +8,7 @@
  */
 import type { ErrorObject } from "../errors/error_object.ts";
 import type { IREvent } from "../ir/events.ts";
-import type { IRRequest } from "../ir/request.ts";
+import type { IRRequest, IRRequestParams } from "../ir/request.ts";
 import type { IRResponse } from "../ir/response.ts";
 
 export type ProtocolName = "anthropic" | "openai_chat" | "openai_responses";
@@ -27,8 +27,8 @@ export interface EncodeContext {
   now(): number;
   /** A fresh unique id with the given prefix, e.g. newId("msg_"). */
   newId(prefix: string): string;
-  /** The decoded client request (Responses echoes some of it; Chat needs includeUsage). */
-  request: IRRequest;
+  /** The decoded client request's parameters (Responses echoes some; Chat needs includeUsage), not its prompt. */
+  request: IRRequestParams;
   /** The gateway's input estimate, shown where a surface reports input before the upstream has. */
   inputEstimate?: number;
 }

@@ -51,10 +51,14 @@ export async function admitToolLoops(
       });
     }
   }
+  // The session lives until the request settles (a stream's whole length): it keeps these, never `a`, which
+  // holds the request's IR (its prompt).
+  const { store, keyId, requestId } = a;
+  const clock = a.now;
   return {
     settled(answer: AnswerSummary) {
-      const change = loopChange(a.keyId, a.requestId, continued, answer, a.now(), settings.ttlMs);
-      if (change) track(a.store, a.keyId, a.store.updateToolLoops(a.keyId, change));
+      const change = loopChange(keyId, requestId, continued, answer, clock(), settings.ttlMs);
+      if (change) track(store, keyId, store.updateToolLoops(keyId, change));
     },
   };
 }

@@ -56,7 +56,11 @@ export async function thetaDispatch(target: UpstreamTarget, req: DispatchRequest
     inputTokens: req.inputTokens,
     outputBudget: req.outputBudget,
   };
-  const now = req.now();
+  // The lease's closures below live until settlement: they capture these, never `req` (which holds the
+  // request's body and IR: a stream would keep its prompt alive).
+  const requested = req.model.id;
+  const clock = req.now;
+  const now = clock();
   // Models this request may not use on its account: exhausted there, or already refused for it.
   const unavailable = new Set(
     Object.entries(grant.exhausted).filter(([, until]) => until > now).map(([m]) => m),
@@ -64,8 +68,8 @@ export async function thetaDispatch(target: UpstreamTarget, req: DispatchRequest
   const refusedNow: Record<string, number> = {};
   const wait = { "x-theta-queue-wait-ms": String(grant.waitedMs) };
   const choose = (): string => {
-    if (!unavailable.has(req.model.id)) return req.model.id;
-    const next = nextModel(req.model.id, needs, unavailable);
+    if (!unavailable.has(requested)) return requested;
+    const next = nextModel(requested, needs, unavailable);
     if (next === undefined) throw new GatewayError("provider_at_capacity", { headers: wait });
     return next;
   };
@@ -78,11 +82,11 @@ export async function thetaDispatch(target: UpstreamTarget, req: DispatchRequest
   }
   return {
     key: target.keys[grant.account]!,
-    ...(serving === req.model.id ? {} : { model: serving }),
+    ...(serving === requested ? {} : { model: serving }),
     headers: { ...wait, "x-theta-served-by": serving },
     release: () => grant.release(refusedNow),
     refused(retryAfterSeconds) {
-      const until = req.now() +
+      const until = clock() +
         (retryAfterSeconds === undefined ? DEFAULT_EXHAUSTED_MS : retryAfterSeconds * 1000);
       refusedNow[serving] = until;
       unavailable.add(serving);

@@ -7,7 +7,7 @@ import type { UpstreamCallFacts, UpstreamLease } from "../families/policy.ts";
 import type { Exchange } from "./exchange.ts";
 import type { IREvent } from "../ir/events.ts";
 import { retryAfterSeconds, unavailableError, upstreamStatusError } from "../families/upstream_errors.ts";
-import { sseFrameBatches } from "../protocols/sse_parse.ts";
+import { sseFrameReader } from "../protocols/sse_parse.ts";
 import { callUpstream } from "../upstream/client.ts";
 import { jsonAnswer } from "./json_answer.ts";
 import { type PipelineDeadline, RunDeadline } from "./run_deadline.ts";
@@ -148,7 +148,7 @@ function openStream(
   const log = x.app.log;
   const codes = policy.codes;
   return new StreamPipeline({
-    batches: sseFrameBatches(body),
+    batches: sseFrameReader(body),
     mode: x.native ? { kind: "relay", relay: x.surface.createRelay(x.encodeCtx) } : {
       kind: "translate",
       decoder: x.upstream.createStreamDecoder(),

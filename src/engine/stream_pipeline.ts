@@ -13,6 +13,7 @@ import type { IREvent } from "../ir/events.ts";
 import { emptyUsage, type IRUsage, mergeUsage } from "../ir/usage.ts";
 import type { Relay, SseFrame, StreamDecoder, StreamEncoder } from "../protocols/codec.ts";
 import { SSE_HEARTBEAT } from "../protocols/sse.ts";
+import type { FrameReader } from "../protocols/sse_parse.ts";
 import { onTick } from "../util/ticker.ts";
 import type { PipelineDeadline } from "./run_deadline.ts";
 
@@ -37,8 +38,8 @@ export interface StreamOutcome {
 }
 
 export interface StreamOptions {
-  /** Parsed upstream frames, one batch per upstream read. */
-  batches: ReadableStream<SseFrame[]>;
+  /** Parsed upstream frames, one batch per upstream read (sse_parse.ts sseFrameReader). */
+  batches: FrameReader;
   mode: StreamMode;
   requestId: string;
   heartbeatMs: number;
@@ -103,7 +104,7 @@ export class StreamPipeline {
   readonly readable: ReadableStream<Uint8Array>;
 
   readonly #opts: StreamOptions;
-  readonly #reader: ReadableStreamDefaultReader<SseFrame[]>;
+  readonly #reader: FrameReader;
   #controller!: ReadableStreamDefaultController<Uint8Array>;
   readonly #stopTicking: () => void;
   #usage: IRUsage | undefined;
@@ -123,7 +124,7 @@ export class StreamPipeline {
 
   constructor(opts: StreamOptions) {
     this.#opts = opts;
-    this.#reader = opts.batches.getReader();
+    this.#reader = opts.batches;
     opts.onOpen?.(() => this.#outcome({ cancelled: true }));
     const untilDeadline = opts.deadline ? opts.deadline.at - Date.now() : Infinity;
     this.#stopTicking = onTick(
@@ -192,9 +193,9 @@ export class StreamPipeline {
 
   /** One upstream read, translated; undefined when the stream ended meanwhile. */
   async #step(): Promise<ReadStep | undefined> {
-    const res = await this.#read();
+    const batch = await this.#read();
     if (this.#over) return undefined;
-    return { ...(res.done ? this.#endOfUpstream() : this.#translate(res.value)), done: !!res.done };
+    return batch ? { ...this.#translate(batch), done: false } : { ...this.#endOfUpstream(), done: true };
   }
 
   /** Upstream cut, malformed frame or a codec bug: one error frame, never a silent close. */
@@ -209,7 +210,7 @@ export class StreamPipeline {
   }
 
   /** One upstream read; idle time is counted only while it is outstanding. */
-  async #read(): Promise<ReadableStreamReadResult<SseFrame[]>> {
+  async #read(): Promise<SseFrame[] | undefined> {
     this.#readingSince = Date.now();
     try {
       return await this.#reader.read();

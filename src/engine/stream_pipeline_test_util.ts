@@ -3,6 +3,7 @@ import type { ErrorObject } from "../errors/error_object.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { IREvent } from "../ir/events.ts";
 import type { Relay, SseFrame, StreamDecoder, StreamEncoder } from "../protocols/codec.ts";
+import type { FrameReader } from "../protocols/sse_parse.ts";
 import {
   type StreamMode,
   type StreamOptions,
@@ -59,13 +60,13 @@ export function fakeRelay(endText = ""): Relay {
 }
 
 /**
- * An upstream of batches taken one per pull (highWaterMark 0, like sseFrameBatches). A batch may be a
+ * An upstream of batches taken one per read (nothing read ahead, like sseFrameReader). A batch may be a
  * number of ms to wait first, an Error to fail the read with, or "hang" for a read that never answers.
  */
 export function upstream(script: (SseFrame[] | number | Error | "hang")[]) {
   const state = { pulls: 0, cancelled: false };
   let wake: (() => void) | undefined;
-  const batches = new ReadableStream<SseFrame[]>({
+  const stream = new ReadableStream<SseFrame[]>({
     async pull(c) {
       state.pulls++;
       for (;;) {
@@ -82,6 +83,14 @@ export function upstream(script: (SseFrame[] | number | Error | "hang")[]) {
       wake?.();
     },
   }, { highWaterMark: 0 });
+  const reader = stream.getReader();
+  const batches: FrameReader = {
+    read: async () => {
+      const r = await reader.read();
+      return r.done ? undefined : r.value;
+    },
+    cancel: (reason) => reader.cancel(reason),
+  };
   return { batches, state };
 }
 
@@ -99,7 +108,7 @@ export interface Harness {
 }
 
 export function pipeline(
-  batches: ReadableStream<SseFrame[]>,
+  batches: FrameReader,
   over: Partial<StreamOptions> = {},
 ): Harness {
   const outcomes: StreamOutcome[] = [];

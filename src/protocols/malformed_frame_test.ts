@@ -11,7 +11,7 @@ import { GatewayError } from "../errors/gateway_error.ts";
 import type { IRRequest } from "../ir/request.ts";
 import { type EncodeContext, type ProtocolName, type SseFrame, UpstreamProtocolError } from "./codec.ts";
 import { PROTOCOLS } from "./registry.ts";
-import { replaySse, sseFrameBatches } from "./sse_parse.ts";
+import { replaySse, sseFrameReader } from "./sse_parse.ts";
 
 function fixture(protocol: ProtocolName): string {
   return Deno.readTextFileSync(new URL(`./${protocol}/__fixtures__/malformed_frame.sse`, import.meta.url));
@@ -45,7 +45,7 @@ async function pipe(text: string, mode: StreamMode): Promise<{ frames: SseFrame[
   let outcome: StreamOutcome | undefined;
   const body = new Response(text).body!;
   const out = new StreamPipeline({
-    batches: sseFrameBatches(body),
+    batches: sseFrameReader(body),
     mode,
     requestId: "req_test",
     heartbeatMs: 60_000,

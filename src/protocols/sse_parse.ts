@@ -5,20 +5,35 @@ import type { SseFrame } from "./codec.ts";
 const MAX_EVENT_BYTES = 16 * 1024 * 1024;
 
 /**
- * Bytes read from the upstream per read; the buffer is reused, so an idle stream holds only this much. 4 KiB
- * holds many SSE frames; 16 KiB cost 12 KB more per idle stream (bench/side_by_side.ts, 2,000 idle streams:
- * 155.6 → 143.8 KB each) with no change in streams/s.
+ * The upstream read buffer: each read gets one twice the size of what the last read brought, a power of two
+ * within these bounds — so a burst grows it and a quiet stream (token by token, a few hundred bytes a read)
+ * waits on the smallest. An idle stream holds its pending read's buffer: 1 KiB instead of a fixed 4 KiB saved
+ * ~2 KB per idle stream (bench/idle_hold.ts). 16 KiB read no faster than 4 KiB under load.
  */
-const READ_BUFFER_BYTES = 4 * 1024;
+const MIN_READ_BYTES = 1024;
+const MAX_READ_BYTES = 16 * 1024;
+
+/** The parsed SSE frames of an upstream body, read as the caller asks (nothing is read ahead). */
+export interface FrameReader {
+  /**
+   * The frames of the next upstream read that completed any (reads that complete none are read past);
+   * undefined once the body has ended and its last frames were returned. Rejects when the body fails or
+   * a frame is malformed past repair (an event over MAX_EVENT_BYTES).
+   */
+  read(): Promise<SseFrame[] | undefined>;
+  /** Cancels the body; a pending read resolves with undefined. */
+  cancel(reason?: unknown): Promise<void>;
+}
 
 /**
- * Upstream body bytes → parsed SSE frames, one batch per upstream read, so that everything the
- * upstream sent in one read goes to the client in one write. The parser is the standard one
- * (eventsource-parser); no hand-made line splitting. Byte streams (fetch bodies) are read BYOB into
- * one reused buffer: the runtime's default reader would pin a fresh 64 KiB buffer per pending read,
- * which is most of the memory of a thousand quiet streams.
+ * Upstream body bytes → parsed SSE frames, one batch per upstream read, so that everything the upstream sent
+ * in one read goes to the client in one write. The parser is the standard one (eventsource-parser); no
+ * hand-made line splitting. Byte streams (fetch bodies) are read BYOB into a reused buffer: the runtime's
+ * default reader would pin a fresh 64 KiB buffer per pending read, which is most of the memory of a thousand
+ * quiet streams. A reader, not a ReadableStream of batches: the stream pipeline is its only consumer, and a
+ * stream between them cost each idle stream its own objects and a promise chain (issue 18).
  */
-export function sseFrameBatches(body: ReadableStream<Uint8Array>): ReadableStream<SseFrame[]> {
+export function sseFrameReader(body: ReadableStream<Uint8Array>): FrameReader {
   const decoder = new TextDecoder();
   let batch: SseFrame[] = [];
   let failure: Error | undefined;
@@ -29,25 +44,25 @@ export function sseFrameBatches(body: ReadableStream<Uint8Array>): ReadableStrea
       failure = err;
     },
   });
-  const read = byteReader(body);
-  return new ReadableStream<SseFrame[]>({
-    async pull(controller) {
-      for (;;) {
-        const chunk = await read.next();
+  const bytes = byteReader(body);
+  let ended = false;
+  return {
+    async read() {
+      while (!ended) {
+        const chunk = await bytes.next();
+        if (chunk === undefined) ended = true;
         parser.feed(chunk === undefined ? decoder.decode() : decoder.decode(chunk, { stream: true }));
         if (failure) throw failure;
-        if (batch.length > 0 || chunk === undefined) {
-          if (batch.length > 0) controller.enqueue(batch);
+        if (batch.length > 0) {
+          const out = batch;
           batch = [];
-          if (chunk === undefined) controller.close();
-          return;
+          return out;
         }
       }
+      return undefined;
     },
-    cancel(reason) {
-      return read.cancel(reason);
-    },
-  }, { highWaterMark: 0 });
+    cancel: (reason) => bytes.cancel(reason),
+  };
 }
 
 /** Reads a body chunk by chunk (undefined at the end), BYOB into a reused buffer where the stream allows it. */
@@ -60,12 +75,14 @@ function byteReader(body: ReadableStream<Uint8Array>) {
   }
   if (byob) {
     const reader = byob;
-    let buffer = new Uint8Array(READ_BUFFER_BYTES);
+    let buffer = new Uint8Array(MIN_READ_BYTES);
     return {
       async next(): Promise<Uint8Array | undefined> {
         const { done, value } = await reader.read(buffer);
         if (done || !value) return undefined;
-        buffer = new Uint8Array(value.buffer); // the read transferred it: take it back for the next read
+        const size = readSize(value.byteLength);
+        // The read transferred the buffer: take it back for the next read, or one of the size now wanted.
+        buffer = size === value.buffer.byteLength ? new Uint8Array(value.buffer) : new Uint8Array(size);
         return value;
       },
       cancel: (reason?: unknown) => reader.cancel(reason),
@@ -79,6 +96,13 @@ function byteReader(body: ReadableStream<Uint8Array>) {
     },
     cancel: (reason?: unknown) => reader.cancel(reason),
   };
+}
+
+/** The next read's buffer size after a read of `n` bytes (MIN_READ_BYTES). */
+function readSize(n: number): number {
+  let size = MIN_READ_BYTES;
+  while (size < 2 * n && size < MAX_READ_BYTES) size *= 2;
+  return size;
 }
 
 /** Test helper: replay recorded SSE text through the real parser, cut into byte chunks at `cuts`. */
@@ -96,6 +120,7 @@ export async function replaySse(text: string, cuts: number[] = []): Promise<SseF
     },
   });
   const out: SseFrame[] = [];
-  for await (const batch of sseFrameBatches(body)) out.push(...batch);
+  const frames = sseFrameReader(body);
+  for (let batch = await frames.read(); batch; batch = await frames.read()) out.push(...batch);
   return out;
 }

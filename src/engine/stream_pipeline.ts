@@ -191,9 +191,19 @@ export class StreamPipeline {
     }
   }
 
-  /** One upstream read, translated; undefined when the stream ended meanwhile. */
+  /**
+   * One upstream read, translated; undefined when the stream ended meanwhile. Idle time is counted only while
+   * the read is outstanding. (The read is awaited here, not in a helper: each suspended async function is an
+   * object of its own, held by every idle stream.)
+   */
   async #step(): Promise<ReadStep | undefined> {
-    const batch = await this.#read();
+    let batch: SseFrame[] | undefined;
+    this.#readingSince = Date.now();
+    try {
+      batch = await this.#reader.read();
+    } finally {
+      this.#readingSince = undefined;
+    }
     if (this.#over) return undefined;
     return batch ? { ...this.#translate(batch), done: false } : { ...this.#endOfUpstream(), done: true };
   }
@@ -207,16 +217,6 @@ export class StreamPipeline {
 
   #broken(): GatewayError {
     return this.#opts.brokenError?.() ?? new GatewayError("stream_service_error");
-  }
-
-  /** One upstream read; idle time is counted only while it is outstanding. */
-  async #read(): Promise<SseFrame[] | undefined> {
-    this.#readingSince = Date.now();
-    try {
-      return await this.#reader.read();
-    } finally {
-      this.#readingSince = undefined;
-    }
   }
 
   /** Client text for a batch of upstream frames, or the error that ends the stream. */

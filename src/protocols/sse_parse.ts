@@ -76,15 +76,16 @@ function byteReader(body: ReadableStream<Uint8Array>) {
   if (byob) {
     const reader = byob;
     let buffer = new Uint8Array(MIN_READ_BYTES);
+    // `then`, not an async function: a suspended one is an object of its own, held by every idle stream.
+    const took = ({ done, value }: ReadableStreamReadResult<Uint8Array<ArrayBuffer>>) => {
+      if (done || !value) return undefined;
+      const size = readSize(value.byteLength);
+      // The read transferred the buffer: take it back for the next read, or one of the size now wanted.
+      buffer = size === value.buffer.byteLength ? new Uint8Array(value.buffer) : new Uint8Array(size);
+      return value;
+    };
     return {
-      async next(): Promise<Uint8Array | undefined> {
-        const { done, value } = await reader.read(buffer);
-        if (done || !value) return undefined;
-        const size = readSize(value.byteLength);
-        // The read transferred the buffer: take it back for the next read, or one of the size now wanted.
-        buffer = size === value.buffer.byteLength ? new Uint8Array(value.buffer) : new Uint8Array(size);
-        return value;
-      },
+      next: (): Promise<Uint8Array | undefined> => reader.read(buffer).then(took),
       cancel: (reason?: unknown) => reader.cancel(reason),
     };
   }

@@ -11,10 +11,10 @@
 import { envNum } from "./env.ts";
 import { benchEstimate } from "./estimate_bench.ts";
 import {
+  HAND_RECORDED_HEADINGS,
   sectionOf,
   SHARED_HEADING,
   SOAK_HEADING,
-  STREAM_HOP_HEADING,
   THETA_HEADING,
   withSection,
 } from "./sections.ts";
@@ -229,9 +229,11 @@ const withShared = withSection(
   SHARED_HEADING,
   sharedSection(shared, previous),
 );
-const hop = sectionOf(previous, STREAM_HOP_HEADING);
-const withHop = hop ? withSection(withShared, STREAM_HOP_HEADING, hop) : withShared;
-const doc = withSideSections(soak ? withSection(withHop, SOAK_HEADING, soak) : withHop, side, previous);
+const withKept = HAND_RECORDED_HEADINGS.reduce((doc, heading) => {
+  const kept = sectionOf(previous, heading);
+  return kept ? withSection(doc, heading, kept) : doc;
+}, withShared);
+const doc = withSideSections(soak ? withSection(withKept, SOAK_HEADING, soak) : withKept, side, previous);
 console.log(table(rows));
 console.log("");
 console.log(cpuTable(cpu));

@@ -23,6 +23,12 @@ export function withSection(doc: string, heading: string, section: string): stri
 export const SOAK_HEADING = "Soak (`deno task soak`)";
 /** Recorded by hand from `deno run -A bench/stream_hop.ts` (its figures are printed, not written). */
 export const STREAM_HOP_HEADING = "One JavaScript stream hop (issue 18: the runtime cost in the way)";
+/** Recorded by hand from bench/json_floor.ts and the JSON load's profiles. */
+export const JSON_PATH_HEADING = "JSON path: the gateway's own work (issue 18)";
+/** Recorded by hand from bench/idle_hold.ts and bench/heap_per_stream.ts. */
+export const IDLE_MEMORY_HEADING = "Idle streams: what one holds (issue 18)";
+/** Sections recorded by hand: `deno task bench` keeps them as they are. */
+export const HAND_RECORDED_HEADINGS = [STREAM_HOP_HEADING, JSON_PATH_HEADING, IDLE_MEMORY_HEADING];
 /** Written by bench/shared_stores.ts (the last part of `deno task bench`, or alone). */
 export const SHARED_HEADING = "Shared stores: KV file vs Postgres vs WORKERS=2 (issue 15)";
 /** Written by bench/theta_queue.ts (part of `deno task bench`, or alone). */

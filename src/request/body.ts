@@ -18,15 +18,16 @@ export async function readBodyBytes(req: Request, limit: number): Promise<Uint8A
     await req.body?.cancel().catch(() => {});
     throw new GatewayError("request_body_too_large");
   }
-  if (!req.body) return new Uint8Array(0);
-  // A declared length within the limit is what HTTP framing will deliver: read it in one native call.
+  // A declared length within the limit is what HTTP framing will deliver: read it in one native call. Before
+  // any look at `req.body`: that getter turns a body Deno already holds whole into a stream to read back.
   if (declared !== null) {
     try {
-      return new Uint8Array(await req.arrayBuffer());
+      return await req.bytes();
     } catch (err) {
       throw unreadable(err);
     }
   }
+  if (!req.body) return new Uint8Array(0);
   try {
     return await readBounded(req.body, limit, () => new GatewayError("request_body_too_large"));
   } catch (err) {

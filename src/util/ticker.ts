@@ -9,6 +9,22 @@ const ticks = new Set<Tick>();
 let period = Infinity;
 let timer: ReturnType<typeof setInterval> | undefined;
 
+/**
+ * The pending `deadline`s, in the order they were set. A request sets one or two and cancels them within
+ * milliseconds, so a deadline is a plain record that its cancel empties, dropped by the next sweep: adding a
+ * closure to `ticks` and deleting it again cost ~10 µs of CPU per request on the JSON path (garbage
+ * collection included; issue 18, bench/RESULTS.md). A cancelled record lets go of its callback at once:
+ * whatever that holds (a request's body) is not kept alive until the sweep.
+ */
+interface Due {
+  at: number;
+  /** Undefined once fired or cancelled. */
+  fn: (() => void) | undefined;
+}
+const dues: Due[] = [];
+/** Dues are swept at least this often, so the cancelled ones are dropped while still young. */
+const SWEEP_MS = 10;
+
 /** No registrant left: the interval ends (at its next tick, so back-to-back requests do not re-arm it). */
 function stop(): void {
   clearInterval(timer);
@@ -19,22 +35,44 @@ function stop(): void {
 function restart(): void {
   if (timer !== undefined) clearInterval(timer);
   timer = setInterval(() => {
-    if (ticks.size === 0) return stop();
+    if (ticks.size === 0 && dues.length === 0) return stop();
     const now = Date.now();
+    if (dues.length > 0) sweep(now);
     for (const t of ticks) t(now);
   }, period);
   // Deno 2.9's global timers are Node-style objects; do not keep the process alive for them.
   (timer as unknown as { unref?: () => void }).unref?.();
 }
 
-/** Calls `tick` about every `everyMs` until the returned function is called. */
-export function onTick(everyMs: number, tick: Tick): () => void {
-  ticks.add(tick);
+/** Arms the interval for a registrant that wants a tick about every `everyMs`. */
+function want(everyMs: number): void {
   const wanted = Math.max(10, Math.floor(everyMs));
   if (wanted < period || timer === undefined) {
     period = Math.min(period, wanted);
     restart();
   }
+}
+
+/** Drops the cancelled dues and runs the ones that are due (after the sweep: they may set new ones). */
+function sweep(now: number): void {
+  const fired: (() => void)[] = [];
+  let kept = 0;
+  for (let i = 0; i < dues.length; i++) {
+    const d = dues[i]!;
+    if (d.fn === undefined) continue;
+    if (now >= d.at) {
+      fired.push(d.fn);
+      d.fn = undefined;
+    } else dues[kept++] = d;
+  }
+  dues.length = kept;
+  for (const fn of fired) fn();
+}
+
+/** Calls `tick` about every `everyMs` until the returned function is called. */
+export function onTick(everyMs: number, tick: Tick): () => void {
+  ticks.add(tick);
+  want(everyMs);
   return () => {
     ticks.delete(tick);
   };
@@ -42,12 +80,10 @@ export function onTick(everyMs: number, tick: Tick): () => void {
 
 /** Runs `fn` once, about `ms` from now, unless the returned function is called first. */
 export function deadline(ms: number, fn: () => void): () => void {
-  const at = Date.now() + ms;
-  const stop = onTick(Math.min(ms, 1_000), (now) => {
-    if (now >= at) {
-      stop();
-      fn();
-    }
-  });
-  return stop;
+  const d: Due = { at: Date.now() + ms, fn };
+  dues.push(d);
+  want(Math.min(ms, SWEEP_MS));
+  return () => {
+    d.fn = undefined;
+  };
 }

@@ -60,6 +60,26 @@ Deno.test("GroupCommitter commits changes queued behind a commit at once, not af
   assert.equal(gc.stats().commits, 2);
 });
 
+Deno.test("GroupCommitter starts a round no sooner than 5 ms after the previous one started: the changes behind a quick commit go together", async () => {
+  const s = gatedStore();
+  let clock = 0;
+  const gc = new GroupCommitter(s.store, 60_000, () => clock);
+  gc.money("a", 1n, 0n);
+  const first = gc.flush();
+  gc.money("b", 2n, 0n); // queued while the first commit is in flight
+  clock = 1; // the first commit takes 1 ms
+  await s.release();
+  await first;
+  gc.money("c", 3n, 0n);
+  await new Promise((r) => setTimeout(r, 0));
+  assert.equal(s.attempts.length, 1, "the next round waits for the rest of the 5 ms");
+  clock = 2;
+  gc.money("d", 4n, 0n);
+  await s.release(); // the next round, once started
+  await gc.flush();
+  assert.deepEqual(s.batches.map(ids), [["a:1"], ["b:2", "c:3", "d:4"]]);
+});
+
 Deno.test("GroupCommitter.flush resolves only when every earlier change is durable", async () => {
   const s = gatedStore();
   const gc = new GroupCommitter(s.store, 60_000);

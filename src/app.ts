@@ -7,6 +7,7 @@ import type { Store } from "./store/store.ts";
 import type { GatewayMetrics } from "./telemetry/metrics.ts";
 import type { CapacitySlots } from "./upstream/capacity_slots.ts";
 import type { UpstreamTargets } from "./upstream/targets.ts";
+import type { UpstreamFetch } from "./upstream/wire_client.ts";
 import type { InFlight } from "./util/in_flight.ts";
 import type { Logger } from "./util/log.ts";
 
@@ -20,6 +21,8 @@ export interface App {
   telegramWebhook?: TelegramWebhook;
   tariff: Tariff;
   upstreams: UpstreamTargets;
+  /** The upstream calls' HTTP client (src/upstream/http_client.ts). */
+  upstreamFetch: UpstreamFetch;
   /** This process's in-flight upstream generation requests and their bound (README "Errors"). */
   slots: CapacitySlots;
   /**

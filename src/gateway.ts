@@ -17,6 +17,7 @@ import { simulatorTargets, targetsFromConfig } from "./families/upstreams.ts";
 import { GatewayMetrics } from "./telemetry/metrics.ts";
 import { Logger, type LogSink } from "./util/log.ts";
 import { CapacitySlots } from "./upstream/capacity_slots.ts";
+import { upstreamHttp } from "./upstream/http_client.ts";
 
 export interface Gateway {
   app: App;
@@ -65,6 +66,7 @@ export async function startGateway(
   }
   const accounts = await openAccounts(config, store);
   const metrics = new GatewayMetrics();
+  const http = upstreamHttp(config.UPSTREAM_CLIENT, (name) => Deno.env.get(name));
   metrics.watchLedger({ stats: () => accounts.ledger.stats(), held: () => accounts.held() });
   const app: App = {
     config,
@@ -73,6 +75,7 @@ export async function startGateway(
     shop: new Shop(store, accounts),
     tariff,
     upstreams: sim ? simulatorTargets(sim.url) : targetsFromConfig(config),
+    upstreamFetch: http.fetch,
     slots: new CapacitySlots(config.MAX_INFLIGHT_UPSTREAM, config.PRIORITY_SLOT_SHARE),
     metrics,
     log: new Logger(config.LOG_LEVEL, opts.logSink),
@@ -114,6 +117,7 @@ export async function startGateway(
         await bot?.stop(); // polling, retries and alerts end; webhook updates are still taken while draining
         await drain(app, server, config.SHUTDOWN_GRACE_MS);
         await accounts.close(); // leased credit returned, the ledger flushed
+        http.close();
         await sim?.close();
         await store.close();
       })();

@@ -117,7 +117,11 @@ Deno.test("one JSON line per API request with its fields; a stream's line when t
     const warned = lines().filter((l) => l.msg === "stream failed" && l.request_id === cutId);
     assert.equal(warned.length, 1);
     assert.equal(warned[0].level, "warn");
-    assert.match(warned[0].error, /^TypeError: /);
+    // What broke it, as the upstream client saw it (src/upstream/wire_client.ts: a body cut short).
+    assert.match(
+      warned[0].error,
+      /^UpstreamProtocolFailure: upstream HTTP\/1\.1: connection closed before the end of the body/,
+    );
 
     // A refusal before the hold: its status and code, no money; a bad key: no key id.
     const refused = await post(t.url + "/v1/chat/completions", key, {

@@ -75,6 +75,12 @@ export const ConfigSchema = z.object({
   /** Time allowed for the upstream to answer with headers (connect included: Deno's fetch has no connect bound). */
   UPSTREAM_HEADERS_TIMEOUT_MS: ms(120_000),
   /**
+   * The upstream calls' HTTP client (README "Upstream connections"): `wire`, the gateway's own keep-alive
+   * HTTP/1.1 client (src/upstream/wire_client.ts); `fetch`, Deno's. An HTTP(S)_PROXY in the environment keeps
+   * fetch whatever this says.
+   */
+  UPSTREAM_CLIENT: z.enum(["wire", "fetch"]).default("wire"),
+  /**
    * In-flight upstream generation requests per process (README "Errors", capacity slots); 0 = no bound.
    * A request finding every slot busy is 429 service_capacity_saturated.
    */

@@ -60,6 +60,7 @@ export async function forward(x: Exchange): Promise<Response> {
         body: x.upstreamBody,
         abort: x.abort,
         random: x.app.random,
+        fetch: x.app.upstreamFetch,
         ...(run && !stream ? {} : { headersTimeoutMs: x.app.config.UPSTREAM_HEADERS_TIMEOUT_MS }),
         ...(x.native ? { extraHeaders: pick(x.ctx.req.headers, x.upstream.nativeHeaders) } : {}),
       });

@@ -2,6 +2,7 @@
 import { deadline } from "../util/ticker.ts";
 import type { ProtocolName } from "../protocols/codec.ts";
 import { withOneRetry } from "./retry.ts";
+import type { UpstreamFetch } from "./wire_client.ts";
 
 export interface UpstreamCall {
   url: string;
@@ -16,6 +17,8 @@ export interface UpstreamCall {
   extraHeaders?: Record<string, string>;
   /** The retry's jitter source, in [0, 1) (App.random). */
   random(): number;
+  /** The HTTP client (App.upstreamFetch: the wire client or Deno's fetch). */
+  fetch: UpstreamFetch;
 }
 
 export function upstreamHeaders(protocol: ProtocolName, key: string): Record<string, string> {
@@ -34,16 +37,14 @@ export async function callUpstream(call: UpstreamCall): Promise<Response> {
     call.headersTimeoutMs,
     () => call.abort.abort(new DOMException("upstream headers timeout", "TimeoutError")),
   );
-  const init: RequestInit = {
+  const init = {
     method: "POST",
     headers: { ...call.extraHeaders, ...upstreamHeaders(call.protocol, call.key) },
-    body: call.body instanceof Uint8Array
-      ? (call.body as Uint8Array<ArrayBuffer>)
-      : JSON.stringify(call.body),
+    body: call.body instanceof Uint8Array ? call.body : JSON.stringify(call.body),
     signal: call.abort.signal,
   };
   try {
-    return await withOneRetry(() => fetch(call.url, init), call.abort.signal, call.random);
+    return await withOneRetry(() => call.fetch(call.url, init), call.abort.signal, call.random);
   } finally {
     stop();
   }

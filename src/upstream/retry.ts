@@ -5,6 +5,8 @@
  * request may be running upstream), never once an answer started (the caller only ever sees a whole head),
  * never twice. The backoff is jittered so a burst of failures does not come back at once.
  */
+import { UpstreamConnectError } from "./wire_client.ts";
+
 const RETRY_STATUSES = new Set([502, 503]);
 const BACKOFF_MIN_MS = 50;
 const BACKOFF_SPREAD_MS = 100;
@@ -36,6 +38,7 @@ export async function withOneRetry(
  * went out, so it is not retried. Deno 2.9 puts the text in `cause`; older versions in the message.
  */
 export function isConnectFailure(err: unknown): boolean {
+  if (err instanceof UpstreamConnectError) return true;
   const texts = [err, (err as { cause?: unknown } | null)?.cause].map((e) =>
     (e as Error | undefined)?.message
   );

@@ -1,0 +1,133 @@
+import assert from "node:assert/strict";
+import { ChunkedDecoder, headEnd, parseHead, UpstreamProtocolFailure } from "./http1_framing.ts";
+
+const bytes = (s: string) => new TextEncoder().encode(s);
+const text = (parts: Uint8Array[]) => new TextDecoder().decode(concat(parts));
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+Deno.test("http1 head: status, fields in order (names lowercased, values trimmed), Content-Length framing, keep-alive", () => {
+  const head = parseHead(
+    bytes(
+      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Request-Id:  a b \r\nContent-Length: 12\r\n\r\n",
+    ),
+  );
+  assert.deepEqual(head, {
+    status: 200,
+    statusText: "OK",
+    headers: [["content-type", "application/json"], ["x-request-id", "a b"], ["content-length", "12"]],
+    framing: { kind: "length", length: 12 },
+    keepAlive: true,
+  });
+});
+
+Deno.test("http1 head: chunked wins over Content-Length and the connection is then not reused (RFC 9112 §6.3)", () => {
+  const chunked = parseHead(bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"));
+  assert.deepEqual([chunked.framing, chunked.keepAlive], [{ kind: "chunked" }, true]);
+  const both = parseHead(bytes("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"));
+  assert.deepEqual([both.framing, both.keepAlive], [{ kind: "chunked" }, false]);
+});
+
+Deno.test("http1 head: no length → read to the end of the connection; Connection: close and HTTP/1.0 are not reused", () => {
+  const eof = parseHead(bytes("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"));
+  assert.deepEqual([eof.framing, eof.keepAlive], [{ kind: "close" }, false]);
+  const close = parseHead(
+    bytes("HTTP/1.1 503 Service Unavailable\r\nConnection: keep-alive, Close\r\nContent-Length: 0\r\n\r\n"),
+  );
+  assert.deepEqual([close.status, close.framing, close.keepAlive], [
+    503,
+    { kind: "length", length: 0 },
+    false,
+  ]);
+  const old = parseHead(bytes("HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n"));
+  assert.equal(old.keepAlive, false);
+});
+
+Deno.test("http1 head: 1xx, 204 and 304 have no body; an empty reason phrase is allowed", () => {
+  for (const status of [100, 103, 204, 304]) {
+    const h = parseHead(bytes(`HTTP/1.1 ${status}\r\nContent-Length: 10\r\n\r\n`));
+    assert.deepEqual([h.status, h.statusText, h.framing], [status, "", { kind: "none" }]);
+  }
+});
+
+Deno.test("http1 head: what a client must not read is refused", () => {
+  const bad = [
+    "HTTP/2 200\r\n\r\n",
+    "ICY 200 OK\r\n\r\n",
+    "HTTP/1.1 20 OK\r\n\r\n",
+    "HTTP/1.1 200 OK\r\nno-colon\r\n\r\n",
+    "HTTP/1.1 200 OK\r\n folded: value\r\n\r\n",
+    "HTTP/1.1 200 OK\r\n: empty name\r\n\r\n",
+    "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
+    "HTTP/1.1 200 OK\r\nContent-Length: 1, 2\r\n\r\n",
+    "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+    "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n",
+    "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+  ];
+  for (const head of bad) {
+    assert.throws(() => parseHead(bytes(head)), UpstreamProtocolFailure, JSON.stringify(head));
+  }
+  // The same length twice is one length.
+  assert.deepEqual(
+    parseHead(bytes("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\n")).framing,
+    { kind: "length", length: 3 },
+  );
+});
+
+Deno.test("http1 head: its end is found at any offset, also with the blank line split over reads", () => {
+  const all = bytes("xxHTTP/1.1 200 OK\r\nA: b\r\n\r\nbody");
+  const end = all.length - 4;
+  assert.equal(headEnd(all, 2, all.length), end);
+  for (let to = 2; to < end; to++) assert.equal(headEnd(all, 2, to), -1, `to ${to}`);
+  assert.equal(headEnd(all, 2, end), end);
+});
+
+/** A chunked body with an extension, an empty-looking chunk of CRLFs in its data, and a trailer. */
+const CHUNKED = "5;name=v\r\nhello\r\n4\r\n\r\n\r\n\r\nA\r\n0123456789\r\n0\r\nx-trailer: 1\r\n\r\n";
+const DATA = "hello\r\n\r\n0123456789";
+
+/** Feeds `wire` cut at `cuts` as reads into one buffer the way the client does (unused bytes kept). */
+function decodeCut(wire: Uint8Array, cuts: number[]): { data: string; done: boolean } {
+  const d = new ChunkedDecoder();
+  const out: Uint8Array[] = [];
+  let start = 0;
+  for (const end of [...cuts, wire.length]) {
+    const { data, used } = d.push(wire, start, end);
+    out.push(...data.map((v) => v.slice()));
+    start += used;
+  }
+  return { data: text(out), done: d.done };
+}
+
+Deno.test("http1 chunked: the same data whatever the reads, cut at every byte and every pair of bytes", () => {
+  const wire = bytes(CHUNKED);
+  assert.deepEqual(decodeCut(wire, []), { data: DATA, done: true });
+  for (let i = 1; i < wire.length; i++) {
+    assert.deepEqual(decodeCut(wire, [i]), { data: DATA, done: true }, `cut at ${i}`);
+    for (let j = i + 1; j < wire.length; j += 3) {
+      assert.deepEqual(decodeCut(wire, [i, j]), { data: DATA, done: true }, `cuts at ${i}, ${j}`);
+    }
+  }
+  // Not done until the trailer section's blank line.
+  assert.equal(decodeCut(wire.subarray(0, wire.length - 2), []).done, false);
+});
+
+Deno.test("http1 chunked: a bad size, data not followed by CRLF or an endless size line fails", () => {
+  for (const wire of ["z\r\n", "5\r\nhelloXX", "-1\r\n", "12345678901234\r\n"]) {
+    assert.throws(
+      () => new ChunkedDecoder().push(bytes(wire), 0, wire.length),
+      UpstreamProtocolFailure,
+      wire,
+    );
+  }
+  const long = bytes("1" + ";x".repeat(3000));
+  assert.throws(() => new ChunkedDecoder().push(long, 0, long.length), UpstreamProtocolFailure);
+});

@@ -158,6 +158,35 @@ Deno.test("wire client: a head dribbled byte by byte, bigger than the read buffe
   }
 });
 
+Deno.test("wire client: a Content-Length body that arrives in pieces streams to its end; the connection is reused", async () => {
+  const body = "y".repeat(40_000);
+  const up = rawUpstream(async (w) => {
+    const b = enc.encode(ok(body));
+    await w.write(b.subarray(0, 3000));
+    await new Promise((r) => setTimeout(r, 20));
+    await w.write(b.subarray(3000));
+  });
+  const client = new WireClient();
+  try {
+    for (let i = 0; i < 2; i++) {
+      const res = await post(client, up.url);
+      const reader = res.body!.getReader();
+      let got = "";
+      let reads = 0;
+      for (let r = await reader.read(); !r.done; r = await reader.read()) {
+        got += dec.decode(r.value);
+        reads++;
+      }
+      assert.equal(got, body);
+      assert.ok(reads > 1, `read in ${reads} pieces`);
+    }
+    assert.equal(up.seen.accepts, 1);
+  } finally {
+    client.close();
+    up.close();
+  }
+});
+
 Deno.test("wire client: Connection: close and a body to the end of the connection are not reused", async () => {
   const up = rawUpstream(async (w) => {
     if (w.n === 1) return w.write(ok("{}", "connection: close\r\n"));

@@ -13,9 +13,11 @@
  * `usage` and `model` read — the least a gateway that meters must do; `kv`, that and one usage row per
  * request made durable in Deno KV (a file in KV_DIR) the way the gateway's group commit does it: the rows of a
  * round (5 ms after the first, or at once when rows waited behind the commit in flight) in one atomic
- * operation with a sum per key (needs --unstable-kv and --allow-read/--allow-write).
+ * operation with a sum per key (needs --unstable-kv and --allow-read/--allow-write). CLIENT: unset, Deno's
+ * fetch; `wire`, the gateway's own upstream client (src/upstream/wire_client.ts): what fetch itself costs.
  */
 import { createParser } from "eventsource-parser";
+import { WireClient } from "../src/upstream/wire_client.ts";
 const upstream = Deno.env.get("UPSTREAM");
 if (!upstream) throw new Error("UPSTREAM is required");
 const port = Number(Deno.env.get("PORT") ?? 0);
@@ -23,6 +25,8 @@ const hostname = Deno.env.get("HOST") ?? "127.0.0.1";
 const STREAM = /"stream"\s*:\s*true/;
 const PUMP = Deno.env.get("PUMP");
 const METER = Deno.env.get("METER");
+const wire = Deno.env.get("CLIENT") === "wire" ? new WireClient() : undefined;
+const never = new AbortController().signal;
 const rows = METER === "kv" ? await usageRows(`${Deno.env.get("KV_DIR") ?? "."}/bare-proxy.kv`) : undefined;
 
 /** A group commit of usage rows shaped like the gateway's (src/store/types.ts UsageRow), on Deno KV. */
@@ -131,7 +135,10 @@ Deno.serve({ port, hostname, onListen() {} }, async (req) => {
   const auth = req.headers.get("authorization");
   if (ct) headers["content-type"] = ct;
   if (auth) headers["authorization"] = auth;
-  const res = await fetch(`${upstream}${u.pathname}${u.search}`, { method: req.method, headers, body: text });
+  const target = `${upstream}${u.pathname}${u.search}`;
+  const res = wire
+    ? await wire.fetch(target, { method: req.method, headers, body: text ?? "", signal: never })
+    : await fetch(target, { method: req.method, headers, body: text });
   if (text !== undefined && STREAM.test(text)) {
     const body = PUMP && res.body ? pumped(res.body) : res.body;
     return new Response(body, { status: res.status, headers: { "content-type": "text/event-stream" } });

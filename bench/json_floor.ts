@@ -2,7 +2,8 @@
  * What metering costs a Deno proxy on a JSON answer (issue 18, README "Performance"): the bare proxy in front
  * of the Chat mock as it is, parsing the request and the answer (`METER=parse`: the least a gateway that
  * meters must read), and also making one usage row per request durable in Deno KV with the gateway's group
- * commit (`METER=kv`); then the gateway itself on its default KV file (model k3, native Chat pass-through,
+ * commit (`METER=kv`); the same two with the gateway's own upstream client instead of Deno's fetch (`CLIENT=wire`:
+ * what fetch itself costs); then the gateway itself on its default KV file (model k3, native Chat pass-through,
  * billing on). wrk, 32 connections, 2 s warm-up then 6 s each; CPU of the serving process from /proc.
  * Run: `deno run -A --unstable-kv --unstable-no-legacy-abort bench/json_floor.ts` (needs wrk: bench/wrk.ts).
  */
@@ -25,11 +26,10 @@ const script = `${dir}/bare.lua`;
 await Deno.writeTextFile(script, wrkScript({ "content-type": "application/json" }, body));
 const rows: [string, ProxyCost][] = [];
 try {
-  for (const meter of ["", "parse", "kv"]) {
-    rows.push([
-      `bare proxy${meter ? `, METER=${meter}` : ""}`,
-      await bareProxyCost(mock.url, { METER: meter }, script, SECONDS),
-    ]);
+  for (const [meter, client] of [["", ""], ["parse", ""], ["kv", ""], ["", "wire"], ["kv", "wire"]]) {
+    const env = { METER: meter!, CLIENT: client! };
+    const name = Object.entries(env).filter(([, v]) => v).map(([k, v]) => `${k}=${v}`).join(", ");
+    rows.push([`bare proxy${name ? `, ${name}` : ""}`, await bareProxyCost(mock.url, env, script, SECONDS)]);
   }
   const gw = await startGatewayProc(mock.url, { env: { DATABASE_URL: "", DATA_DIR: `${dir}/kv` } });
   try {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { upstreamHttp } from "./http_client.ts";
+import { upstreamHttp, withConnectFallback } from "./http_client.ts";
+import { UpstreamConnectError } from "./wire_client.ts";
 
 const none = () => undefined;
 
@@ -47,4 +48,39 @@ Deno.test("upstream http: both clients send the same request and read the same a
   } finally {
     await server.shutdown();
   }
+});
+
+Deno.test("upstream http: a connect failure to a host name is tried once through fetch; an IP literal, an abort or another failure is not", async () => {
+  const calls: string[] = [];
+  const answer = new Response("ok");
+  const wire = (fail: Error) => (url: string) => (calls.push(`wire ${url}`), Promise.reject(fail));
+  const fallback = (url: string) => (calls.push(`fetch ${url}`), Promise.resolve(answer));
+  const init = { method: "POST", headers: {}, body: "{}", signal: new AbortController().signal };
+  const refused = new UpstreamConnectError("refused");
+
+  assert.equal(
+    await withConnectFallback(wire(refused), fallback)("https://api.example.com/v1", init),
+    answer,
+  );
+  assert.deepEqual(calls.splice(0), ["wire https://api.example.com/v1", "fetch https://api.example.com/v1"]);
+
+  for (const url of ["http://127.0.0.1:9/v1", "http://[::1]:9/v1"]) {
+    await assert.rejects(withConnectFallback(wire(refused), fallback)(url, init), (e) => e === refused);
+    assert.deepEqual(calls.splice(0), [`wire ${url}`], url);
+  }
+  const other = new TypeError("protocol");
+  await assert.rejects(
+    withConnectFallback(wire(other), fallback)("https://api.example.com/v1", init),
+    TypeError,
+  );
+  const aborted = new AbortController();
+  aborted.abort();
+  await assert.rejects(
+    withConnectFallback(wire(refused), fallback)("https://api.example.com/v1", {
+      ...init,
+      signal: aborted.signal,
+    }),
+    (e) => e === refused,
+  );
+  assert.deepEqual(calls.splice(0), ["wire https://api.example.com/v1", "wire https://api.example.com/v1"]);
 });

@@ -11,7 +11,7 @@
  * taken from the pool that the upstream closed meanwhile (its idle timeout racing our request) fails before
  * any answer byte: that one request is sent again on a new connection, as hyper and undici do.
  */
-import { onTick } from "../util/ticker.ts";
+import { deadline, onTick } from "../util/ticker.ts";
 import {
   ChunkedDecoder,
   headEnd,
@@ -70,6 +70,13 @@ interface Link {
 }
 
 const MIN_BUFFER = 2048;
+/**
+ * A body cancelled before its end is read on for at most this long and this many bytes: a reader that stopped
+ * at the answer's end (the stream pipeline after its terminal frames) would otherwise close a connection whose
+ * last bytes (chunked coding's terminator) were about to arrive, and the next request would pay a connect.
+ */
+const DRAIN_MS = 200;
+const DRAIN_BYTES = 4096;
 const MAX_BUFFER = 16 * 1024;
 const encoder = new TextEncoder();
 /** Header names and values go into the request as they are: no CR, LF or NUL may smuggle a line in. */
@@ -78,6 +85,8 @@ const USER_AGENT = `Deno/${Deno.version.deno}`;
 
 export class WireClient {
   readonly #idle = new Map<string, Link[]>();
+  /** Connections whose cancelled body is being read to its end (DRAIN_MS). */
+  readonly #draining = new Set<Conn>();
   readonly #origins = new Map<string, Origin>();
   readonly #maxIdle: number;
   readonly #idleMs: number;
@@ -118,6 +127,7 @@ export class WireClient {
   /** Closes every idle connection; answers still being read finish on theirs, which are then closed. */
   close(): void {
     this.#closed = true;
+    for (const conn of this.#draining) closeQuietly(conn);
     for (const list of this.#idle.values()) for (const l of list) closeQuietly(l.conn);
     this.#idle.clear();
     this.#stopSweep?.();
@@ -315,6 +325,28 @@ export class WireClient {
       return [view];
     };
     const ended = () => chunked ? chunked.done : left === 0;
+    /** After a cancel: reads the rest (discarded) within DRAIN_MS and DRAIN_BYTES; the connection is kept only
+     *  if the body ended cleanly. */
+    const drain = async () => {
+      this.#draining.add(link.conn);
+      const stop = deadline(DRAIN_MS, () => finish(false)); // closes the socket: a pending read rejects
+      let read = 0;
+      try {
+        for (;;) {
+          while (!over && !ended() && take().length > 0);
+          if (over) return;
+          if (ended()) return finish(head.keepAlive);
+          if (link.start === link.end) link.start = link.end = 0;
+          const n = this.#closed ? null : await fill(link, MAX_BUFFER);
+          if (n === null || (read += n) > DRAIN_BYTES) return finish(false);
+        }
+      } catch {
+        finish(false);
+      } finally {
+        stop();
+        this.#draining.delete(link.conn);
+      }
+    };
     return new ReadableStream<Uint8Array>({
       type: "bytes",
       pull: async (c) => {
@@ -356,7 +388,9 @@ export class WireClient {
           c.error(signal.aborted ? signal.reason : err);
         }
       },
-      cancel: () => finish(false),
+      cancel: () => {
+        if (!over) void drain();
+      },
     }, { highWaterMark: 0 });
   }
 }

@@ -187,6 +187,42 @@ Deno.test("wire client: a Content-Length body that arrives in pieces streams to 
   }
 });
 
+Deno.test("wire client: a body cancelled before its end is read on briefly; the connection is kept only if it ends cleanly", async () => {
+  // The stream pipeline stops reading at the answer's terminal frame; chunked coding's "0" chunk comes after it.
+  const up = rawUpstream(async (w) => {
+    await w.write("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nfirst\r\n");
+    await new Promise((r) => setTimeout(r, 20));
+    if (w.n === 1) return w.write("0\r\n\r\n"); // its end, a little later
+    if (w.n === 2) return w.write(`1400\r\n${"x".repeat(0x1400)}\r\n0\r\n\r\n`); // more than the drain takes
+    // the third never ends: the drain's time runs out
+  });
+  const client = new WireClient();
+  const firstChunk = async () => {
+    const res = await post(client, up.url);
+    const reader = res.body!.getReader();
+    assert.equal(dec.decode((await reader.read()).value), "first");
+    await reader.cancel();
+  };
+  const idleSoon = async (n: number) => {
+    for (let i = 0; i < 50 && client.idleCount !== n; i++) await new Promise((r) => setTimeout(r, 10));
+    return client.idleCount;
+  };
+  try {
+    await firstChunk();
+    assert.equal(await idleSoon(1), 1, "its end came within the drain: kept");
+    await firstChunk();
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(client.idleCount, 0, "over the drain's bytes: closed");
+    await firstChunk();
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(client.idleCount, 0, "no end within the drain's time: closed");
+    assert.deepEqual(up.seen.requests.map((r) => r.conn), [1, 1, 2]);
+  } finally {
+    client.close();
+    up.close();
+  }
+});
+
 Deno.test("wire client: Connection: close and a body to the end of the connection are not reused", async () => {
   const up = rawUpstream(async (w) => {
     if (w.n === 1) return w.write(ok("{}", "connection: close\r\n"));

@@ -30,7 +30,8 @@ export interface FrameReader {
  * in one read goes to the client in one write. The parser is the standard one (eventsource-parser); no
  * hand-made line splitting. Byte streams (fetch bodies) are read BYOB into a reused buffer: the runtime's
  * default reader would pin a fresh 64 KiB buffer per pending read, which is most of the memory of a thousand
- * quiet streams. A reader, not a ReadableStream of batches: the stream pipeline is its only consumer, and a
+ * quiet streams. The wire client's body (src/upstream/wire_client.ts) is a plain stream, read with the default
+ * reader: each read hands over all that one socket read brought, and a pending read holds no buffer of its own. A reader, not a ReadableStream of batches: the stream pipeline is its only consumer, and a
  * stream between them cost each idle stream its own objects and a promise chain (issue 18).
  */
 export function sseFrameReader(body: ReadableStream<Uint8Array>): FrameReader {

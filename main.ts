@@ -38,7 +38,9 @@ try {
   console.error(err.message);
   Deno.exit(1);
 }
-console.log(`gateway${worker ? ` worker ${worker}` : ""} listening on ${gw.url}`);
+// Without the deadlines the proxy in front must bound slow heads and idle connections (README "Errors").
+const bounds = config.HTTP_CONNECTION_DEADLINES === "off" ? " (connection deadlines off)" : "";
+console.log(`gateway${worker ? ` worker ${worker}` : ""} listening on ${gw.url}${bounds}`);
 if (gw.app.simulated && (worker ?? 1) === 1) {
   const { key } = await gw.app.accounts.create({ balance: parseUsd(config.DEMO_BALANCE_USD), name: "demo" });
   console.log("");

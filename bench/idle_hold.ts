@@ -3,7 +3,11 @@
  * its CPU loads: each named proxy is started fresh in front of the Chat mock, holds BENCH_SIDE_STREAMS
  * (10,000) idle streams (bench/idle_streams.ts), and its RSS per stream is printed.
  *
- *   deno run -A --unstable-kv bench/idle_hold.ts [bare | js | sse | byob | gateway]…   (default: bare gateway)
+ *   deno run -A --unstable-kv bench/idle_hold.ts [bare | js | sse | byob | gateway | gateway-plain]…
+ *   (default: bare gateway)
+ *
+ * `gateway-plain` is the gateway with HTTP_CONNECTION_DEADLINES=off: plain `Deno.serve`, without the
+ * per-connection server the header and idle deadlines need (src/http/serve.ts).
  *
  * `js`, `sse` and `byob` are the bare proxy with that PUMP (its stream body through one JavaScript stream,
  * read with the default reader; also parsed into SSE frames; read BYOB like the gateway's): what a JavaScript
@@ -28,7 +32,9 @@ const PUMPS: Record<string, string | undefined> = { bare: undefined, js: "js", s
 
 if (import.meta.main) {
   const names = Deno.args.length ? Deno.args : ["bare", "gateway"];
-  for (const n of names) if (n !== "gateway" && !(n in PUMPS)) throw new Error(`unknown proxy ${n}`);
+  for (const n of names) {
+    if (n !== "gateway" && n !== "gateway-plain" && !(n in PUMPS)) throw new Error(`unknown proxy ${n}`);
+  }
   const streams = envNum("BENCH_SIDE_STREAMS", 10_000);
   const body = holdBody(Number(Deno.env.get("BENCH_IDLE_PROMPT_BYTES") ?? 0));
   const fdLimit = 2 * streams + 1024; // two sockets per proxied stream, one in the mock
@@ -44,9 +50,12 @@ if (import.meta.main) {
     for (const [i, name] of names.entries()) {
       let proc: Proc;
       let headers: Record<string, string>;
-      if (name === "gateway") {
+      if (name === "gateway" || name === "gateway-plain") {
+        const plain: Record<string, string> = name === "gateway-plain"
+          ? { HTTP_CONNECTION_DEADLINES: "off" }
+          : {};
         proc = await startGatewayProc(mock.url, {
-          env: { DATABASE_URL: "", DATA_DIR: `${dir}/kv-${i}` },
+          env: { DATABASE_URL: "", DATA_DIR: `${dir}/kv-${i}`, ...plain },
           fdLimit,
         });
         procs.push(proc);

@@ -11,7 +11,7 @@
  * Deno fetch client for the stream's first byte), the CPU time of each server process per request and per
  * stream, and the gateway's CPU per streamed frame above the bare proxy's; then a CPU profile of a gateway
  * under the stream load, and many idle streams held open through a fresh bare proxy and a fresh gateway
- * (their RSS). wrk is installed with apt-get when missing (bench/wrk.ts); without it the section is skipped.
+ * (twice: as it ships, and with HTTP_CONNECTION_DEADLINES=off), with their RSS. wrk is installed with apt-get when missing (bench/wrk.ts); without it the section is skipped.
  *
  * Env: BENCH_SIDE_SECONDS (each c=32 run, default 10; the c=1 runs take half), BENCH_SIDE_WARMUP (wrk
  * warm-up before each c=32 run, default 2), BENCH_SIDE_STREAMS (idle streams, default 10000),
@@ -39,6 +39,7 @@ import {
   CONNECTIONS,
   cpuMsPer,
   NAME,
+  PLAIN_HOLD,
   PROFILE_TRIM_MS,
   type Profiled,
   render,
@@ -77,8 +78,14 @@ export async function benchSideBySide(o: SideOptions): Promise<SideResult> {
     return proc;
   };
   /** A gateway on a KV file of its own (DATA_DIR `name`). */
-  const gateway = (mockUrl: string, name: string, opts: { cpuProfDir?: string; fdLimit?: number } = {}) =>
-    start(startGatewayProc(mockUrl, { env: { DATABASE_URL: "", DATA_DIR: `${dir}/${name}` }, ...opts }));
+  const gateway = (
+    mockUrl: string,
+    name: string,
+    { env, ...opts }: { cpuProfDir?: string; fdLimit?: number; env?: Record<string, string> } = {},
+  ) =>
+    start(
+      startGatewayProc(mockUrl, { env: { DATABASE_URL: "", DATA_DIR: `${dir}/${name}`, ...env }, ...opts }),
+    );
   // Idle streams: two sockets each in a proxy, one in the mock.
   const fdLimit = 2 * o.streams + 1024;
   try {
@@ -107,12 +114,15 @@ export async function benchSideBySide(o: SideOptions): Promise<SideResult> {
     const bareHold = await start(startBareProxy(mock.url, fdLimit));
     holds.push(await holdThrough(NAME.bare, bareHold, { path: PATH, headers: upstream, body: HOLD_BODY }, o));
     await bareHold.stop();
-    const gwHold = await gateway(mock.url, "kv-hold", { fdLimit });
-    const holdAuth = { ...json, authorization: `Bearer ${await createKey(gwHold.url)}` };
-    holds.push(
-      await holdThrough(NAME.gateway, gwHold, { path: PATH, headers: holdAuth, body: HOLD_BODY }, o),
-    );
-    await gwHold.stop();
+    // The gateway as it ships, then without the per-connection server the connection deadlines need.
+    for (
+      const [name, env] of [[NAME.gateway, {}], [PLAIN_HOLD, { HTTP_CONNECTION_DEADLINES: "off" }]] as const
+    ) {
+      const gwHold = await gateway(mock.url, `kv-hold-${holds.length}`, { fdLimit, env });
+      const holdAuth = { ...json, authorization: `Bearer ${await createKey(gwHold.url)}` };
+      holds.push(await holdThrough(name, gwHold, { path: PATH, headers: holdAuth, body: HOLD_BODY }, o));
+      await gwHold.stop();
+    }
     return {
       heading: o.heading,
       section: render({ o, commit, wrk, runs, rows, profiled, holds }),

@@ -96,6 +96,7 @@ export async function startGateway(
     hostname: config.HOST,
     headerTimeoutMs: config.HTTP_HEADER_TIMEOUT_MS,
     idleTimeoutMs: config.HTTP_IDLE_TIMEOUT_MS,
+    plain: config.HTTP_CONNECTION_DEADLINES === "off",
     reusePort: config.WORKERS > 1,
     ...opts.connection,
   }, createHandler(app));

@@ -391,10 +391,12 @@ Deno.test("edges 7: heads Deno refuses before the gateway: bare 400, empty body,
 async function withShortDeadlines(
   fn: (url: string, port: number, newKey: () => Promise<string>, sim: Simulator) => Promise<void>,
   bounds = { headerTimeoutMs: 400, idleTimeoutMs: 800 },
+  env: Record<string, string> = {},
 ) {
   const sim = await startSimulator();
   const gw = await startGateway(
     parseConfig({
+      ...env,
       PORT: "0",
       HOST: "127.0.0.1",
       DATABASE_URL: "memory",
@@ -477,6 +479,23 @@ Deno.test("edges 8: 60 connections that never finish their heads are closed afte
     }
     assert.ok(performance.now() - started < 4_000);
   }));
+
+Deno.test("edges 8: HTTP_CONNECTION_DEADLINES=off serves on plain Deno.serve: heads and idle are the proxy's to bound", () =>
+  withShortDeadlines(
+    async (url, port) => {
+      const partial = "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: applic";
+      // Three times the header bound: still open, nothing sent (the default closes it within the bound).
+      const unfinished = rawHttp(port, [partial], { untilClose: true, timeoutMs: 1_200 });
+      const ok = await fetch(url + "/v1/models");
+      assert.equal(ok.status, 401);
+      await ok.body?.cancel();
+      const r = await unfinished;
+      assert.equal(r.closed, false, `closed after ${Math.round(r.elapsedMs)} ms`);
+      assert.equal(r.received, 0);
+    },
+    { headerTimeoutMs: 400, idleTimeoutMs: 400 },
+    { HTTP_CONNECTION_DEADLINES: "off" },
+  ));
 
 Deno.test("edges 8: an idle keep-alive connection is closed after the idle bound; requests in progress are not cut", () =>
   withShortDeadlines(async (_url, port, newKey) => {

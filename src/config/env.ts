@@ -102,6 +102,12 @@ export const ConfigSchema = z.object({
   /** A connection with no request in progress is closed after this long. */
   HTTP_IDLE_TIMEOUT_MS: ms(75_000),
   /**
+   * `off`: plain `Deno.serve`, without the two bounds above, for a gateway behind a reverse proxy that enforces
+   * them itself (nginx `client_header_timeout`, `keepalive_timeout`). It saves the per-connection server the
+   * bounds need: ≈12 KB per open connection (README "Performance", idle streams).
+   */
+  HTTP_CONNECTION_DEADLINES: z.enum(["on", "off"]).default("on"),
+  /**
    * SIGTERM/SIGINT: open streams and requests in flight may finish within this long; then each is cut with
    * service_unavailable (README "Graceful shutdown"). 0 = cut at once.
    */

@@ -53,7 +53,8 @@ export const DEFAULT_CONNECTION_BOUNDS: Readonly<ConnectionBounds> = Object.free
 export interface ServeOptions extends Partial<ConnectionBounds> {
   hostname: string;
   port: number;
-  /** Plain `Deno.serve`, no deadlines: what a Deno without the entry point gets (tests use it). */
+  /** Plain `Deno.serve`, no deadlines: HTTP_CONNECTION_DEADLINES=off (a proxy in front bounds connections),
+   *  and what a Deno without the entry point gets. */
   plain?: boolean;
   /** Several processes listen on the same port (WORKERS, Linux SO_REUSEPORT): the kernel spreads connections. */
   reusePort?: boolean;

@@ -15,6 +15,8 @@
  * round (5 ms after the first, or at once when rows waited behind the commit in flight) in one atomic
  * operation with a sum per key (needs --unstable-kv and --allow-read/--allow-write). CLIENT: unset, Deno's
  * fetch; `wire`, the gateway's own upstream client (src/upstream/wire_client.ts): what fetch itself costs.
+ * SPIN_US: a busy loop of that many µs per request, to run the proxy at another process's rate
+ * (bench/write_cost.ts). SIGTERM exits normally, so a --cpu-prof profile is written.
  */
 import { createParser } from "eventsource-parser";
 import { WireClient } from "../src/upstream/wire_client.ts";
@@ -27,6 +29,8 @@ const PUMP = Deno.env.get("PUMP");
 const METER = Deno.env.get("METER");
 const wire = Deno.env.get("CLIENT") === "wire" ? new WireClient() : undefined;
 const never = new AbortController().signal;
+const spinMs = Number(Deno.env.get("SPIN_US") ?? 0) / 1000;
+Deno.addSignalListener("SIGTERM", () => Deno.exit(0));
 const rows = METER === "kv" ? await usageRows(`${Deno.env.get("KV_DIR") ?? "."}/bare-proxy.kv`) : undefined;
 
 /** A group commit of usage rows shaped like the gateway's (src/store/types.ts UsageRow), on Deno KV. */
@@ -127,6 +131,7 @@ function pumpedByob(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array
 }
 
 Deno.serve({ port, hostname, onListen() {} }, async (req) => {
+  if (spinMs) { for (const t = performance.now(); performance.now() - t < spinMs;); }
   const u = new URL(req.url);
   const hasBody = req.method !== "GET" && req.method !== "HEAD";
   const text = hasBody ? await req.text() : undefined;

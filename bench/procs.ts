@@ -195,12 +195,12 @@ export function startGatewayProc(simUrl: string, opts: GatewayOptions = {}): Pro
 
 /**
  * The bare Deno proxy (bench/bare_proxy.ts) in front of the simulator: the runtime's own floor. `opts.env` adds
- * its settings (PUMP, METER); `opts.heapProbeDir` as for the gateway.
+ * its settings (PUMP, METER, CLIENT, SPIN_US); `opts.heapProbeDir` and `opts.cpuProfDir` as for the gateway.
  */
 export function startBareProxy(
   simUrl: string,
   fdLimit?: number,
-  opts: { env?: Record<string, string>; heapProbeDir?: string } = {},
+  opts: { env?: Record<string, string>; heapProbeDir?: string; cpuProfDir?: string } = {},
 ): Promise<Proc> {
   const run = probed("bench/bare_proxy.ts", opts.heapProbeDir);
   return startOnFreePort(
@@ -210,6 +210,7 @@ export function startBareProxy(
       "--allow-net",
       "--allow-env",
       ...opts.heapProbeDir ? ["--allow-read", "--allow-write"] : [],
+      ...opts.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${opts.cpuProfDir}`] : [],
       ...run.args,
     ],
     (port) => ({ UPSTREAM: simUrl, PORT: String(port), HOST: "127.0.0.1", ...run.env, ...opts.env }),

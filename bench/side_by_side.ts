@@ -11,7 +11,8 @@
  * Deno fetch client for the stream's first byte), the CPU time of each server process per request and per
  * stream, and the gateway's CPU per streamed frame above the bare proxy's; then a CPU profile of a gateway
  * under the stream load, and many idle streams held open through a fresh bare proxy and a fresh gateway
- * (twice: as it ships, and with HTTP_CONNECTION_DEADLINES=off), with their RSS. wrk is installed with apt-get when missing (bench/wrk.ts); without it the section is skipped.
+ * (twice: as it ships, and with HTTP_CONNECTION_DEADLINES=off), with their RSS. wrk is installed with
+ * apt-get when missing (bench/wrk.ts); without it the section is skipped.
  *
  * Env: BENCH_SIDE_SECONDS (each c=32 run, default 10; the c=1 runs take half), BENCH_SIDE_WARMUP (wrk
  * warm-up before each c=32 run, default 2), BENCH_SIDE_STREAMS (idle streams, default 10000),

@@ -1,4 +1,5 @@
 import { createParser } from "eventsource-parser";
+import { isPlain } from "../util/plain_streams.ts";
 import type { SseFrame } from "./codec.ts";
 
 /** A line longer than this (an upstream that never ends its event) fails the stream instead of growing memory. */
@@ -31,8 +32,10 @@ export interface FrameReader {
  * hand-made line splitting. Byte streams (fetch bodies) are read BYOB into a reused buffer: the runtime's
  * default reader would pin a fresh 64 KiB buffer per pending read, which is most of the memory of a thousand
  * quiet streams. The wire client's body (src/upstream/wire_client.ts) is a plain stream, read with the default
- * reader: each read hands over all that one socket read brought, and a pending read holds no buffer of its own. A reader, not a ReadableStream of batches: the stream pipeline is its only consumer, and a
- * stream between them cost each idle stream its own objects and a promise chain (issue 18).
+ * reader (it is marked plain, src/util/plain_streams.ts, so no BYOB probe throws for it): each read hands over
+ * all that one socket read brought, and a pending read holds no buffer of its own. A reader, not a
+ * ReadableStream of batches: the stream pipeline is its only consumer, and a stream between them cost each
+ * idle stream its own objects and a promise chain (issue 18).
  */
 export function sseFrameReader(body: ReadableStream<Uint8Array>): FrameReader {
   const decoder = new TextDecoder();
@@ -69,10 +72,12 @@ export function sseFrameReader(body: ReadableStream<Uint8Array>): FrameReader {
 /** Reads a body chunk by chunk (undefined at the end), BYOB into a reused buffer where the stream allows it. */
 function byteReader(body: ReadableStream<Uint8Array>) {
   let byob: ReadableStreamBYOBReader | undefined;
-  try {
-    byob = body.getReader({ mode: "byob" });
-  } catch {
-    byob = undefined;
+  if (!isPlain(body)) {
+    try {
+      byob = body.getReader({ mode: "byob" });
+    } catch {
+      byob = undefined; // a plain stream nobody marked
+    }
   }
   if (byob) {
     const reader = byob;

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import type { SseFrame } from "./codec.ts";
+import { markPlain } from "../util/plain_streams.ts";
 import { replaySse, sseFrameReader } from "./sse_parse.ts";
 
 Deno.test("replaySse yields the same frames whatever the byte cuts", async () => {
@@ -46,4 +47,36 @@ Deno.test("sseFrameReader reads a byte stream BYOB through a growing buffer and 
   // 44,890 bytes: a fixed 1 KiB buffer would take 44 reads, a fixed 4 KiB one 11.
   assert.ok(reads <= 10, `${reads} batches: the read buffer grew`);
   assert.equal(await frames.read(), undefined, "ended stays ended");
+});
+
+Deno.test("sseFrameReader reads a stream marked plain with the default reader, without a BYOB probe", async () => {
+  const text = 'data: {"a":1}\n\ndata: [DONE]\n\n';
+  const modes: (string | undefined)[] = [];
+  const plain = () => {
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(new TextEncoder().encode(text));
+        c.close();
+      },
+    });
+    const getReader = body.getReader.bind(body) as (o?: { mode?: "byob" }) => ReadableStreamDefaultReader;
+    (body as { getReader: unknown }).getReader = (o?: { mode?: "byob" }) => {
+      modes.push(o?.mode);
+      return getReader(o);
+    };
+    return body;
+  };
+  const read = async (body: ReadableStream<Uint8Array>) => {
+    const frames = sseFrameReader(body);
+    const out: SseFrame[] = [];
+    for (let batch = await frames.read(); batch; batch = await frames.read()) out.push(...batch);
+    return out;
+  };
+  const want = [{ data: '{"a":1}' }, { data: "[DONE]" }];
+  // Unmarked: the probe throws, then the default reader.
+  assert.deepEqual(await read(plain()), want);
+  assert.deepEqual(modes, ["byob", undefined]);
+  modes.length = 0;
+  assert.deepEqual(await read(markPlain(plain())), want);
+  assert.deepEqual(modes, [undefined]);
 });

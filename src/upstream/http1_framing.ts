@@ -34,6 +34,14 @@ export interface ResponseHead {
 }
 
 const latin1 = new TextDecoder("latin1");
+const ascii = new TextDecoder();
+
+/** Head bytes as text, one code point per byte (Fetch's header bytes). An all-ASCII head (the usual one) takes
+ *  the runtime's fast UTF-8 path, which gives the same text; the latin1 decoder is an op call of its own. */
+function headText(bytes: Uint8Array): string {
+  for (let i = 0; i < bytes.length; i++) if (bytes[i]! >= 0x80) return latin1.decode(bytes);
+  return ascii.decode(bytes);
+}
 const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: (.*))?$/;
 
 /** Where the head ends in `buf[from, to)` (the index after its blank line), or -1 while incomplete. */
@@ -49,7 +57,7 @@ export function headEnd(buf: Uint8Array, from: number, to: number): number {
  * Throws UpstreamProtocolFailure on anything RFC 9112 does not allow a client to read.
  */
 export function parseHead(bytes: Uint8Array): ResponseHead {
-  const lines = latin1.decode(bytes).split("\r\n");
+  const lines = headText(bytes).split("\r\n");
   const m = STATUS_LINE.exec(lines[0]!);
   if (!m) throw new UpstreamProtocolFailure("not an HTTP/1.x status line");
   const status = Number(m[2]);
@@ -142,20 +150,47 @@ export class ChunkedDecoder {
         if (to - at > MAX_LINE_BYTES) throw new UpstreamProtocolFailure("chunk line too long");
         break;
       }
-      const line = latin1.decode(buf.subarray(at, eol - 2));
+      const line = at;
       at = eol;
       if (this.#trailers) {
-        if (line === "") this.done = true;
+        if (eol - 2 === line) this.done = true; // the blank line that ends the trailers
         continue;
       }
-      const size = line.split(";", 1)[0]!.trim();
-      if (!/^[0-9a-fA-F]{1,13}$/.test(size)) throw new UpstreamProtocolFailure("invalid chunk size");
-      const n = parseInt(size, 16);
+      const n = chunkSize(buf, line, eol - 2);
       if (n === 0) this.#trailers = true;
       else this.#left = n;
     }
     return { data, used: at - from };
   }
+}
+
+/**
+ * The size on a chunk-size line `buf[from, to)`: 1 to 13 hex digits (an exact integer), whitespace around them
+ * tolerated, extensions after `;` ignored. Read from the bytes: decoding each line to text was an op call per
+ * chunk, and a model's stream is mostly chunks (issue 18).
+ */
+function chunkSize(buf: Uint8Array, from: number, to: number): number {
+  let end = from;
+  while (end < to && buf[end] !== 0x3b) end++; // ';'
+  while (from < end && isSpace(buf[from]!)) from++;
+  while (end > from && isSpace(buf[end - 1]!)) end--;
+  if (end - from < 1 || end - from > 13) throw new UpstreamProtocolFailure("invalid chunk size");
+  let n = 0;
+  for (let i = from; i < end; i++) {
+    const v = hexValue(buf[i]!);
+    if (v < 0) throw new UpstreamProtocolFailure("invalid chunk size");
+    n = n * 16 + v;
+  }
+  return n;
+}
+
+/** SP, HTAB, LF, VT, FF, CR. */
+const isSpace = (b: number) => b === 0x20 || (b >= 0x09 && b <= 0x0d);
+
+function hexValue(b: number): number {
+  if (b >= 0x30 && b <= 0x39) return b - 0x30;
+  const lower = b | 0x20;
+  return lower >= 0x61 && lower <= 0x66 ? lower - 0x61 + 10 : -1;
 }
 
 /** The index after the first CRLF in `buf[from, to)`, or -1. */

@@ -131,3 +131,31 @@ Deno.test("http1 chunked: a bad size, data not followed by CRLF or an endless si
   const long = bytes("1" + ";x".repeat(3000));
   assert.throws(() => new ChunkedDecoder().push(long, 0, long.length), UpstreamProtocolFailure);
 });
+
+Deno.test("http1 chunked: sizes in either case, whitespace around them, extensions; 13 hex digits exact", () => {
+  const wire = bytes("A \r\n0123456789\r\n\tb;ext=1\r\nhello world\r\n0 ;last\r\n\r\n");
+  const d = new ChunkedDecoder();
+  const { data, used } = d.push(wire, 0, wire.length);
+  assert.equal(text(data), "0123456789hello world");
+  assert.deepEqual([used, d.done], [wire.length, true]);
+  // The largest size allowed (2^52 − 1) is read exactly: the data that follows is all data.
+  const big = new ChunkedDecoder();
+  const head = bytes("FFFFFFFFFFFFF\r\nabc");
+  const got = big.push(head, 0, head.length);
+  assert.equal(text(got.data), "abc");
+  assert.equal(big.done, false);
+  for (const bad of ["\r\n", ";x\r\n", "1 2\r\n", "0x1\r\n", "g\r\n", " \r\n"]) {
+    assert.throws(() => new ChunkedDecoder().push(bytes(bad), 0, bad.length), UpstreamProtocolFailure, bad);
+  }
+});
+
+Deno.test("http1 head: a header value with bytes past ASCII is read one code point per byte", () => {
+  const h = parseHead(
+    new Uint8Array([
+      ...bytes("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX-Name: caf"),
+      0xe9,
+      ...bytes("\r\n\r\n"),
+    ]),
+  );
+  assert.deepEqual(h.headers.find(([n]) => n.toLowerCase() === "x-name"), ["x-name", "café"]);
+});

@@ -32,7 +32,7 @@ export interface FrameReader {
  * hand-made line splitting. Byte streams (fetch bodies) are read BYOB into a reused buffer: the runtime's
  * default reader would pin a fresh 64 KiB buffer per pending read, which is most of the memory of a thousand
  * quiet streams. The wire client's body (src/upstream/wire_client.ts) is a plain stream, read with the default
- * reader (it is marked plain, src/util/plain_streams.ts, so no BYOB probe throws for it): each read hands over
+ * reader (a PlainStream, src/util/plain_streams.ts, so no BYOB probe throws for it): each read hands over
  * all that one socket read brought, and a pending read holds no buffer of its own. A reader, not a
  * ReadableStream of batches: the stream pipeline is its only consumer, and a stream between them cost each
  * idle stream its own objects and a promise chain (issue 18).
@@ -76,7 +76,7 @@ function byteReader(body: ReadableStream<Uint8Array>) {
     try {
       byob = body.getReader({ mode: "byob" });
     } catch {
-      byob = undefined; // a plain stream nobody marked
+      byob = undefined; // a plain stream of another kind
     }
   }
   if (byob) {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { SseFrame } from "./codec.ts";
-import { markPlain } from "../util/plain_streams.ts";
+import { PlainStream } from "../util/plain_streams.ts";
 import { replaySse, sseFrameReader } from "./sse_parse.ts";
 
 Deno.test("replaySse yields the same frames whatever the byte cuts", async () => {
@@ -49,11 +49,11 @@ Deno.test("sseFrameReader reads a byte stream BYOB through a growing buffer and 
   assert.equal(await frames.read(), undefined, "ended stays ended");
 });
 
-Deno.test("sseFrameReader reads a stream marked plain with the default reader, without a BYOB probe", async () => {
+Deno.test("sseFrameReader reads a PlainStream with the default reader, without a BYOB probe", async () => {
   const text = 'data: {"a":1}\n\ndata: [DONE]\n\n';
   const modes: (string | undefined)[] = [];
-  const plain = () => {
-    const body = new ReadableStream<Uint8Array>({
+  const plain = (Stream: typeof ReadableStream<Uint8Array> = ReadableStream) => {
+    const body = new Stream({
       start(c) {
         c.enqueue(new TextEncoder().encode(text));
         c.close();
@@ -77,6 +77,6 @@ Deno.test("sseFrameReader reads a stream marked plain with the default reader, w
   assert.deepEqual(await read(plain()), want);
   assert.deepEqual(modes, ["byob", undefined]);
   modes.length = 0;
-  assert.deepEqual(await read(markPlain(plain())), want);
+  assert.deepEqual(await read(plain(PlainStream)), want);
   assert.deepEqual(modes, [undefined]);
 });

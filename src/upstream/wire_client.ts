@@ -12,7 +12,7 @@
  * any answer byte: that one request is sent again on a new connection, as hyper and undici do.
  */
 import { deadline, onTick } from "../util/ticker.ts";
-import { markPlain } from "../util/plain_streams.ts";
+import { PlainStream } from "../util/plain_streams.ts";
 import {
   ChunkedDecoder,
   headEnd,
@@ -349,52 +349,50 @@ export class WireClient {
         this.#draining.delete(link.conn);
       }
     };
-    return markPlain(
-      new ReadableStream<Uint8Array>({
-        pull: async (c) => {
-          try {
-            for (;;) {
-              const data = take();
-              if (data.length > 0) {
-                // Copies: the buffer is read into again.
-                const total = data.reduce((s, d) => s + d.length, 0);
-                const out = new Uint8Array(total);
-                let at = 0;
-                for (const d of data) {
-                  out.set(d, at);
-                  at += d.length;
-                }
-                if (ended()) finish(head.keepAlive);
-                c.enqueue(out);
-                if (over) c.close();
-                return;
+    return new PlainStream<Uint8Array>({
+      pull: async (c) => {
+        try {
+          for (;;) {
+            const data = take();
+            if (data.length > 0) {
+              // Copies: the buffer is read into again.
+              const total = data.reduce((s, d) => s + d.length, 0);
+              const out = new Uint8Array(total);
+              let at = 0;
+              for (const d of data) {
+                out.set(d, at);
+                at += d.length;
               }
-              if (ended()) {
-                finish(head.keepAlive);
+              if (ended()) finish(head.keepAlive);
+              c.enqueue(out);
+              if (over) c.close();
+              return;
+            }
+            if (ended()) {
+              finish(head.keepAlive);
+              c.close();
+              return;
+            }
+            if (link.start === link.end) link.start = link.end = 0;
+            const n = await fill(link, MAX_BUFFER);
+            if (n === null) {
+              if (framing.kind === "close") {
+                finish(false);
                 c.close();
                 return;
               }
-              if (link.start === link.end) link.start = link.end = 0;
-              const n = await fill(link, MAX_BUFFER);
-              if (n === null) {
-                if (framing.kind === "close") {
-                  finish(false);
-                  c.close();
-                  return;
-                }
-                throw new UpstreamProtocolFailure("connection closed before the end of the body");
-              }
+              throw new UpstreamProtocolFailure("connection closed before the end of the body");
             }
-          } catch (err) {
-            finish(false);
-            c.error(signal.aborted ? signal.reason : err);
           }
-        },
-        cancel: () => {
-          if (!over) void drain();
-        },
-      }, { highWaterMark: 0 }),
-    );
+        } catch (err) {
+          finish(false);
+          c.error(signal.aborted ? signal.reason : err);
+        }
+      },
+      cancel: () => {
+        if (!over) void drain();
+      },
+    }, { highWaterMark: 0 });
   }
 }
 

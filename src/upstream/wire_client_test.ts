@@ -171,7 +171,7 @@ Deno.test("wire client: a Content-Length body that arrives in pieces streams to 
   try {
     for (let i = 0; i < 2; i++) {
       const res = await post(client, up.url);
-      // Marked plain: the SSE reader takes it with the default reader, without a throwing BYOB probe.
+      // A PlainStream: the SSE reader takes it with the default reader, without a throwing BYOB probe.
       assert.equal(isPlain(res.body!), true);
       const reader = res.body!.getReader();
       let got = "";

@@ -68,6 +68,8 @@ interface Link {
   start: number;
   end: number;
   idleSince: number;
+  /** The buffer's size for the next read that starts with it empty (fill). */
+  want: number;
 }
 
 const MIN_BUFFER = 2048;
@@ -215,7 +217,15 @@ export class WireClient {
       throw signal.reason;
     }
     if (!origin.tls) (conn as Deno.TcpConn).setNoDelay(true);
-    return { conn, origin, buf: new Uint8Array(MIN_BUFFER), start: 0, end: 0, idleSince: 0 };
+    return {
+      conn,
+      origin,
+      buf: new Uint8Array(MIN_BUFFER),
+      start: 0,
+      end: 0,
+      idleSince: 0,
+      want: MIN_BUFFER,
+    };
   }
 
   /**
@@ -400,10 +410,16 @@ export class WireClient {
 class StaleConnection extends Error {}
 
 /**
- * Reads once into the link's buffer after `end`, growing it (up to `max`) when full or when the last read
- * filled what was free; null at end of stream.
+ * Reads once into the link's buffer after `end`, growing it (up to `max`) when full; null at end of stream.
+ * An empty buffer is first sized by the last read: one that filled all the room doubles it (up to MAX_BUFFER:
+ * more was waiting, so a burst — a fast upstream's whole stream — comes in a few reads, each one pipeline
+ * step), one that brought under a quarter of it brings it back to MIN_BUFFER (what an idle stream holds).
  */
 async function fill(link: Link, max: number): Promise<number | null> {
+  if (link.start === link.end && link.buf.length !== link.want) {
+    link.buf = new Uint8Array(link.want);
+    link.start = link.end = 0;
+  }
   if (link.start > 0 && link.end === link.buf.length) {
     link.buf.copyWithin(0, link.start, link.end);
     link.end -= link.start;
@@ -415,8 +431,13 @@ async function fill(link: Link, max: number): Promise<number | null> {
     grown.set(link.buf.subarray(0, link.end));
     link.buf = grown;
   }
+  const room = link.buf.length - link.end;
   const n = await link.conn.read(link.buf.subarray(link.end));
-  if (n !== null) link.end += n;
+  if (n !== null) {
+    link.end += n;
+    const size = link.buf.length;
+    link.want = n === room ? Math.min(MAX_BUFFER, 2 * size) : 4 * n < size ? MIN_BUFFER : size;
+  }
   return n;
 }
 

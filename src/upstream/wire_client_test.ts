@@ -190,6 +190,37 @@ Deno.test("wire client: a Content-Length body that arrives in pieces streams to 
   }
 });
 
+Deno.test("wire client: a body already there in bulk comes in reads that grow, then small ones again", async () => {
+  const big = "z".repeat(60_000);
+  const up = rawUpstream(async (w) => {
+    // The first answer whole in one write; the second is small.
+    await w.write(ok(w.n === 1 ? big : "{}"));
+  });
+  const client = new WireClient();
+  try {
+    // Let the upstream's one write land whole before the client reads.
+    const res = await post(client, up.url);
+    await new Promise((r) => setTimeout(r, 50));
+    const reader = res.body!.getReader();
+    let got = "";
+    const sizes: number[] = [];
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      got += dec.decode(r.value);
+      sizes.push(r.value.length);
+    }
+    assert.equal(got, big);
+    // A fixed 2 KiB buffer takes 30 reads; doubling up to 16 KiB takes 6.
+    assert.ok(sizes.length <= 7, `${sizes.length} reads: ${sizes.join(", ")}`);
+    assert.equal(Math.max(...sizes), 16 * 1024);
+    const small = await post(client, up.url);
+    assert.equal(await small.text(), "{}");
+    assert.equal(up.seen.accepts, 1);
+  } finally {
+    client.close();
+    up.close();
+  }
+});
+
 Deno.test("wire client: a body cancelled before its end is read on briefly; the connection is kept only if it ends cleanly", async () => {
   // The stream pipeline stops reading at the answer's terminal frame; chunked coding's "0" chunk comes after it.
   const up = rawUpstream(async (w) => {

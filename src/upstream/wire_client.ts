@@ -11,16 +11,23 @@
  * taken from the pool that the upstream closed meanwhile (its idle timeout racing our request) fails before
  * any answer byte: that one request is sent again on a new connection, as hyper and undici do.
  */
-import { deadline, onTick } from "../util/ticker.ts";
-import { PlainStream } from "../util/plain_streams.ts";
+import { onTick } from "../util/ticker.ts";
 import {
-  ChunkedDecoder,
   headEnd,
   MAX_HEAD_BYTES,
   parseHead,
   type ResponseHead,
   UpstreamProtocolFailure,
 } from "./http1_framing.ts";
+import {
+  bodyStream,
+  closeQuietly,
+  type Conn,
+  type DrainOwner,
+  fill,
+  type Link,
+  newLink,
+} from "./wire_link.ts";
 
 /** The upstream could not be reached (refused, reset, DNS or TLS failure while connecting): nothing was sent. */
 export class UpstreamConnectError extends Error {
@@ -49,8 +56,6 @@ export interface WireClientOptions {
   caCerts?: string[];
 }
 
-type Conn = Deno.TcpConn | Deno.TlsConn;
-
 interface Origin {
   key: string;
   hostname: string;
@@ -60,36 +65,22 @@ interface Origin {
   host: string;
 }
 
-/** A connection with its read buffer: what the previous read brought past the answer's end stays in it. */
-interface Link {
-  conn: Conn;
+/** A connection in the pool: its read buffer (wire_link.ts), its origin, and since when it is idle. */
+interface Pooled extends Link {
   origin: Origin;
-  buf: Uint8Array;
-  start: number;
-  end: number;
   idleSince: number;
-  /** The buffer's size for the next read that starts with it empty (fill). */
-  want: number;
 }
 
-const MIN_BUFFER = 2048;
-/**
- * A body cancelled before its end is read on for at most this long and this many bytes: a reader that stopped
- * at the answer's end (the stream pipeline after its terminal frames) would otherwise close a connection whose
- * last bytes (chunked coding's terminator) were about to arrive, and the next request would pay a connect.
- */
-const DRAIN_MS = 200;
-const DRAIN_BYTES = 4096;
-const MAX_BUFFER = 16 * 1024;
 const encoder = new TextEncoder();
 /** Header names and values go into the request as they are: no CR, LF or NUL may smuggle a line in. */
 const UNSAFE = /[\r\n\0]/;
 const USER_AGENT = `Deno/${Deno.version.deno}`;
 
 export class WireClient {
-  readonly #idle = new Map<string, Link[]>();
-  /** Connections whose cancelled body is being read to its end (DRAIN_MS). */
+  readonly #idle = new Map<string, Pooled[]>();
+  /** Connections whose cancelled body is being read to its end (wire_link.ts bodyStream). */
   readonly #draining = new Set<Conn>();
+  readonly #drains: DrainOwner = { draining: this.#draining, closed: () => this.#closed };
   readonly #origins = new Map<string, Origin>();
   readonly #maxIdle: number;
   readonly #idleMs: number;
@@ -151,7 +142,7 @@ export class WireClient {
     return { origin, target: `${u.pathname}${u.search}` };
   }
 
-  #take(origin: Origin): Link | undefined {
+  #take(origin: Origin): Pooled | undefined {
     const list = this.#idle.get(origin.key);
     const now = Date.now();
     while (list && list.length > 0) {
@@ -162,7 +153,7 @@ export class WireClient {
     return undefined;
   }
 
-  #give(origin: Origin, link: Link): void {
+  #give(origin: Origin, link: Pooled): void {
     let list = this.#idle.get(origin.key);
     if (!list) this.#idle.set(origin.key, list = []);
     if (this.#closed || list.length >= this.#maxIdle) return closeQuietly(link.conn);
@@ -186,7 +177,7 @@ export class WireClient {
     }
   }
 
-  async #connect(origin: Origin, signal: AbortSignal): Promise<Link> {
+  async #connect(origin: Origin, signal: AbortSignal): Promise<Pooled> {
     let conn: Conn;
     const closeOnAbort = () => closeQuietly(conn);
     try {
@@ -217,22 +208,14 @@ export class WireClient {
       throw signal.reason;
     }
     if (!origin.tls) (conn as Deno.TcpConn).setNoDelay(true);
-    return {
-      conn,
-      origin,
-      buf: new Uint8Array(MIN_BUFFER),
-      start: 0,
-      end: 0,
-      idleSince: 0,
-      want: MIN_BUFFER,
-    };
+    return { ...newLink(conn), origin, idleSince: 0 };
   }
 
   /**
    * Writes the request and reads the head; the body streams from the Response. A reused connection that
    * fails before any answer byte rejects with StaleConnection (the caller sends it on a new one).
    */
-  async #exchange(link: Link, request: Uint8Array, signal: AbortSignal): Promise<Response> {
+  async #exchange(link: Pooled, request: Uint8Array, signal: AbortSignal): Promise<Response> {
     const fresh = link.idleSince === 0;
     const aborted = () => closeQuietly(link.conn);
     signal.addEventListener("abort", aborted);
@@ -252,7 +235,11 @@ export class WireClient {
       throw err;
     }
     const origin = link.origin;
-    const body = head.framing.kind === "none" ? null : this.#body(link, head, signal, origin, done);
+    const body = head.framing.kind === "none" ? null : bodyStream(link, head, signal, (reuse) => {
+      done();
+      if (reuse) this.#give(origin, link);
+      else closeQuietly(link.conn);
+    }, this.#drains);
     if (!body) {
       done();
       if (head.keepAlive) this.#give(origin, link);
@@ -262,7 +249,7 @@ export class WireClient {
   }
 
   /** The final head (1xx heads are read past); at EOF before any byte on a reused connection: StaleConnection. */
-  async #readHead(link: Link, fresh: boolean): Promise<ResponseHead> {
+  async #readHead(link: Pooled, fresh: boolean): Promise<ResponseHead> {
     // Bytes after link.start already scanned (relative: a fill may move the buffered bytes to the front).
     let seen = 0;
     let any = link.end > link.start;
@@ -297,149 +284,10 @@ export class WireClient {
       any = true;
     }
   }
-
-  /**
-   * The body as a stream: read from the connection only when pulled (backpressure), each pull one read's worth.
-   * A plain stream, not a byte stream: a BYOB reader would take it in pieces of its own buffer's size, one
-   * decode and one translation each (sse_parse.ts), where one read's worth goes whole (20% more streams/s). At its end the connection goes back to the pool when it may carry another request; cancelled or
-   * failed, it is closed.
-   */
-  #body(
-    link: Link,
-    head: ResponseHead,
-    signal: AbortSignal,
-    origin: Origin,
-    done: () => void,
-  ): ReadableStream<Uint8Array> {
-    const framing = head.framing;
-    let left = framing.kind === "length" ? framing.length : Infinity;
-    const chunked = framing.kind === "chunked" ? new ChunkedDecoder() : undefined;
-    let over = false;
-    const finish = (reuse: boolean) => {
-      if (over) return;
-      over = true;
-      done();
-      if (reuse && link.start === link.end) this.#give(origin, link);
-      else closeQuietly(link.conn);
-    };
-    /** Data from what is buffered: one or more views, or none when the buffer holds no complete data. */
-    const take = (): Uint8Array[] => {
-      if (chunked) {
-        const { data, used } = chunked.push(link.buf, link.start, link.end);
-        link.start += used;
-        return data;
-      }
-      const n = Math.min(left, link.end - link.start);
-      if (n === 0) return [];
-      const view = link.buf.subarray(link.start, link.start + n);
-      link.start += n;
-      left -= n;
-      return [view];
-    };
-    const ended = () => chunked ? chunked.done : left === 0;
-    /** After a cancel: reads the rest (discarded) within DRAIN_MS and DRAIN_BYTES; the connection is kept only
-     *  if the body ended cleanly. */
-    const drain = async () => {
-      this.#draining.add(link.conn);
-      const stop = deadline(DRAIN_MS, () => finish(false)); // closes the socket: a pending read rejects
-      let read = 0;
-      try {
-        for (;;) {
-          while (!over && !ended() && take().length > 0);
-          if (over) return;
-          if (ended()) return finish(head.keepAlive);
-          if (link.start === link.end) link.start = link.end = 0;
-          const n = this.#closed ? null : await fill(link, MAX_BUFFER);
-          if (n === null || (read += n) > DRAIN_BYTES) return finish(false);
-        }
-      } catch {
-        finish(false);
-      } finally {
-        stop();
-        this.#draining.delete(link.conn);
-      }
-    };
-    return new PlainStream<Uint8Array>({
-      pull: async (c) => {
-        try {
-          for (;;) {
-            const data = take();
-            if (data.length > 0) {
-              // Copies: the buffer is read into again.
-              const total = data.reduce((s, d) => s + d.length, 0);
-              const out = new Uint8Array(total);
-              let at = 0;
-              for (const d of data) {
-                out.set(d, at);
-                at += d.length;
-              }
-              if (ended()) finish(head.keepAlive);
-              c.enqueue(out);
-              if (over) c.close();
-              return;
-            }
-            if (ended()) {
-              finish(head.keepAlive);
-              c.close();
-              return;
-            }
-            if (link.start === link.end) link.start = link.end = 0;
-            const n = await fill(link, MAX_BUFFER);
-            if (n === null) {
-              if (framing.kind === "close") {
-                finish(false);
-                c.close();
-                return;
-              }
-              throw new UpstreamProtocolFailure("connection closed before the end of the body");
-            }
-          }
-        } catch (err) {
-          finish(false);
-          c.error(signal.aborted ? signal.reason : err);
-        }
-      },
-      cancel: () => {
-        if (!over) void drain();
-      },
-    }, { highWaterMark: 0 });
-  }
 }
 
 /** A reused connection the upstream had closed: the request was not answered, send it again. */
 class StaleConnection extends Error {}
-
-/**
- * Reads once into the link's buffer after `end`, growing it (up to `max`) when full; null at end of stream.
- * An empty buffer is first sized by the last read: one that filled all the room doubles it (up to MAX_BUFFER:
- * more was waiting, so a burst — a fast upstream's whole stream — comes in a few reads, each one pipeline
- * step), one that brought under a quarter of it brings it back to MIN_BUFFER (what an idle stream holds).
- */
-async function fill(link: Link, max: number): Promise<number | null> {
-  if (link.start === link.end && link.buf.length !== link.want) {
-    link.buf = new Uint8Array(link.want);
-    link.start = link.end = 0;
-  }
-  if (link.start > 0 && link.end === link.buf.length) {
-    link.buf.copyWithin(0, link.start, link.end);
-    link.end -= link.start;
-    link.start = 0;
-  }
-  if (link.end === link.buf.length) {
-    if (link.buf.length >= max) throw new UpstreamProtocolFailure("response line too long");
-    const grown = new Uint8Array(Math.min(max, link.buf.length * 2));
-    grown.set(link.buf.subarray(0, link.end));
-    link.buf = grown;
-  }
-  const room = link.buf.length - link.end;
-  const n = await link.conn.read(link.buf.subarray(link.end));
-  if (n !== null) {
-    link.end += n;
-    const size = link.buf.length;
-    link.want = n === room ? Math.min(MAX_BUFFER, 2 * size) : 4 * n < size ? MIN_BUFFER : size;
-  }
-  return n;
-}
 
 function requestBytes(
   method: string,
@@ -481,10 +329,4 @@ function abortable(connecting: Promise<Deno.TcpConn>, signal: AbortSignal): Prom
       reject(err);
     });
   });
-}
-
-function closeQuietly(conn: Conn | undefined): void {
-  try {
-    conn?.close();
-  } catch { /* already closed */ }
 }

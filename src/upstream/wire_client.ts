@@ -235,7 +235,20 @@ export class WireClient {
       throw err;
     }
     const origin = link.origin;
-    const body = head.framing.kind === "none" ? null : bodyStream(link, head, signal, (reuse) => {
+    const framing = head.framing;
+    if (framing.kind === "length" && link.end - link.start >= framing.length) {
+      // The whole body came with the head (a JSON answer, an error): one copy and no stream to read it
+      // through (issue 18: ≈10 µs less CPU per JSON request, c=1 latency −0.02–0.03 ms).
+      const bytes = link.buf.slice(link.start, link.start + framing.length);
+      link.start += framing.length;
+      done();
+      if (head.keepAlive && link.start === link.end) {
+        link.start = link.end = 0;
+        this.#give(origin, link);
+      } else closeQuietly(link.conn);
+      return new Response(bytes, { status: head.status, statusText: head.statusText, headers: head.headers });
+    }
+    const body = framing.kind === "none" ? null : bodyStream(link, head, signal, (reuse) => {
       done();
       if (reuse) this.#give(origin, link);
       else closeQuietly(link.conn);

@@ -142,6 +142,29 @@ Deno.test("wire client: the request as written (target, Host, length, headers, b
   }
 });
 
+Deno.test("wire client: a body that came whole with its head frees the connection at once; bytes beyond it close it", async () => {
+  const up = rawUpstream((w) => w.write(ok(`{"n":${w.n}}`) + (w.n === 3 ? "HTTP/1.1 200 OK\r\n" : "")));
+  const client = new WireClient();
+  try {
+    const first = await post(client, up.url);
+    // Back in the pool before its body is read: the second request goes on the same connection meanwhile.
+    assert.equal(client.idleCount, 1);
+    const second = await post(client, up.url);
+    assert.equal(up.seen.accepts, 1);
+    assert.deepEqual(await second.json(), { n: 2 });
+    assert.deepEqual(await first.json(), { n: 1 });
+    // An answer followed by bytes of no request: the connection is not given again.
+    const third = await post(client, up.url);
+    assert.deepEqual(await third.json(), { n: 3 });
+    assert.equal(client.idleCount, 0);
+    assert.deepEqual(await (await post(client, up.url)).json(), { n: 4 });
+    assert.equal(up.seen.accepts, 2);
+  } finally {
+    client.close();
+    up.close();
+  }
+});
+
 Deno.test("wire client: a head dribbled byte by byte, bigger than the read buffer, after a 100 Continue; a chunked body", async () => {
   const big = "x-filler: " + "a".repeat(6000) + "\r\n";
   const wire = "HTTP/1.1 100 Continue\r\n\r\n" +

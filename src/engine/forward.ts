@@ -9,6 +9,7 @@ import type { IREvent } from "../ir/events.ts";
 import { retryAfterSeconds, unavailableError, upstreamStatusError } from "../families/upstream_errors.ts";
 import { sseFrameReader } from "../protocols/sse_parse.ts";
 import { callUpstream } from "../upstream/client.ts";
+import type { UpstreamResponse } from "../upstream/upstream_response.ts";
 import { jsonAnswer } from "./json_answer.ts";
 import { type PipelineDeadline, RunDeadline } from "./run_deadline.ts";
 import { settleFailed, settleRunCut, settleStream, streamSettlement } from "./settle.ts";
@@ -50,7 +51,7 @@ export async function forward(x: Exchange): Promise<Response> {
   const run = limit && new RunDeadline(limit, x.abort);
   if (run) x.reservation.whenSettled(() => run.stop());
   x.ctx.trace.upstreamStarted();
-  let res: Response;
+  let res: UpstreamResponse;
   for (;;) {
     try {
       res = await callUpstream({

@@ -4,11 +4,12 @@ import type { UpstreamCallFacts } from "../families/policy.ts";
 import { jsonResponse } from "../request/json.ts";
 import { UpstreamProtocolError } from "../protocols/codec.ts";
 import type { Exchange } from "./exchange.ts";
+import type { UpstreamResponse } from "../upstream/upstream_response.ts";
 import type { RunDeadline } from "./run_deadline.ts";
 import { estimatedUsage, settleFailed, settleRunCut } from "./settle.ts";
 
 export async function jsonAnswer(
-  res: Response,
+  res: UpstreamResponse,
   a: Exchange,
   call: UpstreamCallFacts,
   run?: RunDeadline,

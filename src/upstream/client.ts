@@ -2,6 +2,7 @@
 import { deadline } from "../util/ticker.ts";
 import type { ProtocolName } from "../protocols/codec.ts";
 import { withOneRetry } from "./retry.ts";
+import type { UpstreamResponse } from "./upstream_response.ts";
 import type { UpstreamFetch } from "./wire_client.ts";
 
 export interface UpstreamCall {
@@ -32,7 +33,7 @@ export function upstreamHeaders(protocol: ProtocolName, key: string): Record<str
  * failure, abort or headers timeout. The headers timeout bounds both attempts together, connecting included:
  * Deno's fetch has no separate connect timeout (README "Errors").
  */
-export async function callUpstream(call: UpstreamCall): Promise<Response> {
+export async function callUpstream(call: UpstreamCall): Promise<UpstreamResponse> {
   const stop = call.headersTimeoutMs === undefined ? () => {} : deadline(
     call.headersTimeoutMs,
     () => call.abort.abort(new DOMException("upstream headers timeout", "TimeoutError")),

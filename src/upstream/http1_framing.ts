@@ -43,6 +43,8 @@ function headText(bytes: Uint8Array): string {
   return ascii.decode(bytes);
 }
 const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: (.*))?$/;
+/** Bytes no field may hold (RFC 9110 §5.5): refused here as Fetch's Headers refuse them. */
+const BAD_FIELD_BYTE = /[\0\r\n]/;
 
 /** Where the head ends in `buf[from, to)` (the index after its blank line), or -1 while incomplete. */
 export function headEnd(buf: Uint8Array, from: number, to: number): number {
@@ -69,7 +71,7 @@ export function parseHead(bytes: Uint8Array): ResponseHead {
   for (let i = 1; i < lines.length - 2; i++) {
     const line = lines[i]!;
     const colon = line.indexOf(":");
-    if (colon <= 0 || line.charCodeAt(0) === 32 || line.charCodeAt(0) === 9) {
+    if (colon <= 0 || line.charCodeAt(0) === 32 || line.charCodeAt(0) === 9 || BAD_FIELD_BYTE.test(line)) {
       throw new UpstreamProtocolFailure("malformed header line");
     }
     const name = line.slice(0, colon).trim().toLowerCase();

@@ -71,6 +71,10 @@ Deno.test("http1 head: what a client must not read is refused", () => {
     "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
     "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n",
     "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+    // A value Fetch's Headers would refuse (RFC 9110 §5.5): NUL, a bare CR, a bare LF.
+    "HTTP/1.1 200 OK\r\nx-a: b\0c\r\n\r\n",
+    "HTTP/1.1 200 OK\r\nx-a: b\rc\r\n\r\n",
+    "HTTP/1.1 200 OK\r\nx-a: b\nc\r\n\r\n",
   ];
   for (const head of bad) {
     assert.throws(() => parseHead(bytes(head)), UpstreamProtocolFailure, JSON.stringify(head));

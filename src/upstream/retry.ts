@@ -5,6 +5,7 @@
  * request may be running upstream), never once an answer started (the caller only ever sees a whole head),
  * never twice. The backoff is jittered so a burst of failures does not come back at once.
  */
+import type { UpstreamResponse } from "./upstream_response.ts";
 import { UpstreamConnectError } from "./wire_client.ts";
 
 const RETRY_STATUSES = new Set([502, 503]);
@@ -13,11 +14,11 @@ const BACKOFF_SPREAD_MS = 100;
 
 /** `random` in [0, 1): the injected jitter source (App.random). Rejects with the abort reason if aborted. */
 export async function withOneRetry(
-  attempt: () => Promise<Response>,
+  attempt: () => Promise<UpstreamResponse>,
   signal: AbortSignal,
   random: () => number,
-): Promise<Response> {
-  let first: Response;
+): Promise<UpstreamResponse> {
+  let first: UpstreamResponse;
   try {
     first = await attempt();
   } catch (err) {

@@ -1,7 +1,7 @@
 /**
  * The upstream calls' HTTP/1.1 client (issue 18): keep-alive connections per origin, each request written in one
- * write, the response framed by http1_framing.ts and handed back as a standard Response (the engine reads it as
- * it read fetch's). Why not Deno's fetch: it costs a proxied JSON request ≈30 µs of CPU more than this client
+ * write, the response framed by http1_framing.ts and handed back as a WireResponse (upstream_response.ts: what the
+ * engine reads of a Response). Why not Deno's fetch: it costs a proxied JSON request ≈30 µs of CPU more than this client
  * (bench/RESULTS.md "What Deno's fetch costs"), a fifth of the gateway's whole cost per request. Plain http and
  * https (TLS with ALPN http/1.1). `UPSTREAM_CLIENT=fetch`, or an HTTP(S)_PROXY in the environment (which fetch
  * honours and this client does not), keeps fetch (src/upstream/client.ts).
@@ -28,6 +28,7 @@ import {
   type Link,
   newLink,
 } from "./wire_link.ts";
+import { type UpstreamResponse, WireResponse } from "./upstream_response.ts";
 
 /** The upstream could not be reached (refused, reset, DNS or TLS failure while connecting): nothing was sent. */
 export class UpstreamConnectError extends Error {
@@ -45,7 +46,7 @@ export interface WireInit {
 }
 
 /** The part of fetch the upstream calls use. */
-export type UpstreamFetch = (url: string, init: WireInit) => Promise<Response>;
+export type UpstreamFetch = (url: string, init: WireInit) => Promise<UpstreamResponse>;
 
 export interface WireClientOptions {
   /** Idle connections kept per origin (beyond them a finished connection is closed). */
@@ -212,10 +213,10 @@ export class WireClient {
   }
 
   /**
-   * Writes the request and reads the head; the body streams from the Response. A reused connection that
+   * Writes the request and reads the head; the body streams from the answer unless it came whole with the head. A reused connection that
    * fails before any answer byte rejects with StaleConnection (the caller sends it on a new one).
    */
-  async #exchange(link: Pooled, request: Uint8Array, signal: AbortSignal): Promise<Response> {
+  async #exchange(link: Pooled, request: Uint8Array, signal: AbortSignal): Promise<WireResponse> {
     const fresh = link.idleSince === 0;
     const aborted = () => closeQuietly(link.conn);
     signal.addEventListener("abort", aborted);
@@ -246,7 +247,7 @@ export class WireClient {
         link.start = link.end = 0;
         this.#give(origin, link);
       } else closeQuietly(link.conn);
-      return new Response(bytes, { status: head.status, statusText: head.statusText, headers: head.headers });
+      return new WireResponse(head, bytes);
     }
     const body = framing.kind === "none" ? null : bodyStream(link, head, signal, (reuse) => {
       done();
@@ -258,7 +259,7 @@ export class WireClient {
       if (head.keepAlive) this.#give(origin, link);
       else closeQuietly(link.conn);
     }
-    return new Response(body, { status: head.status, statusText: head.statusText, headers: head.headers });
+    return new WireResponse(head, body);
   }
 
   /** The final head (1xx heads are read past); at EOF before any byte on a reused connection: StaleConnection. */

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { isPlain } from "../util/plain_streams.ts";
 import { isConnectFailure } from "./retry.ts";
+import type { UpstreamResponse } from "./upstream_response.ts";
 import { UpstreamConnectError, WireClient } from "./wire_client.ts";
 
 const enc = new TextEncoder();
@@ -96,7 +97,7 @@ const post = (client: WireClient, url: string, body = "{}", signal = new AbortCo
   });
 
 /** A body read to its end: its text, and the size of each piece the stream handed over. */
-async function readPieces(res: Response): Promise<{ text: string; sizes: number[] }> {
+async function readPieces(res: UpstreamResponse): Promise<{ text: string; sizes: number[] }> {
   const reader = res.body!.getReader();
   let text = "";
   const sizes: number[] = [];
@@ -120,7 +121,7 @@ Deno.test("wire client: the request as written (target, Host, length, headers, b
       const res = await post(client, up.url, `{"привет":${i}}`);
       assert.equal(res.status, 200);
       assert.equal(res.headers.get("x-request-id"), "r1");
-      assert.deepEqual(await res.json(), { n: i });
+      assert.deepEqual(JSON.parse(await res.text()), { n: i });
     }
     assert.equal(up.seen.accepts, 1, "one connection for three requests");
     const [first] = up.seen.requests;
@@ -151,13 +152,13 @@ Deno.test("wire client: a body that came whole with its head frees the connectio
     assert.equal(client.idleCount, 1);
     const second = await post(client, up.url);
     assert.equal(up.seen.accepts, 1);
-    assert.deepEqual(await second.json(), { n: 2 });
-    assert.deepEqual(await first.json(), { n: 1 });
+    assert.deepEqual(JSON.parse(await second.text()), { n: 2 });
+    assert.deepEqual(JSON.parse(await first.text()), { n: 1 });
     // An answer followed by bytes of no request: the connection is not given again.
     const third = await post(client, up.url);
-    assert.deepEqual(await third.json(), { n: 3 });
+    assert.deepEqual(JSON.parse(await third.text()), { n: 3 });
     assert.equal(client.idleCount, 0);
-    assert.deepEqual(await (await post(client, up.url)).json(), { n: 4 });
+    assert.deepEqual(JSON.parse(await (await post(client, up.url)).text()), { n: 4 });
     assert.equal(up.seen.accepts, 2);
   } finally {
     client.close();
@@ -306,9 +307,9 @@ Deno.test("wire client: a pooled connection the upstream closed meanwhile is rep
   });
   const client = new WireClient();
   try {
-    assert.deepEqual(await (await post(client, up.url)).json(), { n: 1 });
+    assert.deepEqual(JSON.parse(await (await post(client, up.url)).text()), { n: 1 });
     await new Promise((r) => setTimeout(r, 50)); // the close reaches us
-    assert.deepEqual(await (await post(client, up.url)).json(), { n: 2 });
+    assert.deepEqual(JSON.parse(await (await post(client, up.url)).text()), { n: 2 });
     assert.equal(up.seen.accepts, 2);
     assert.deepEqual(up.seen.requests.map((r) => r.conn), [1, 2]);
   } finally {
@@ -424,8 +425,8 @@ Deno.test("wire client: https with ALPN http/1.1, keep-alive over TLS", async ()
   const client = new WireClient({ caCerts: [ca] });
   const url = `https://127.0.0.1:${up.port}`;
   try {
-    assert.deepEqual(await (await post(client, url)).json(), { tls: 1 });
-    assert.deepEqual(await (await post(client, url)).json(), { tls: 2 });
+    assert.deepEqual(JSON.parse(await (await post(client, url)).text()), { tls: 1 });
+    assert.deepEqual(JSON.parse(await (await post(client, url)).text()), { tls: 2 });
     assert.equal(up.seen.accepts, 1);
     assert.match(up.seen.requests[0]!.head, new RegExp(`\r\nhost: 127.0.0.1:${up.port}\r\n`));
     // Without the test's root the certificate is not trusted: a connect failure.

@@ -30,8 +30,9 @@ export const kvKeys = {
   usageHourFrom: (keyId: string, hour: number) => ["usage_hour", keyId, hour] as const,
   /** Present once the hourly sums count every usage row written before they existed (kv_usage_hours.ts). */
   usageHoursReady: () => ["usage_hours_ready"] as const,
-  /** Set in the same atomic as the `piece`-th atomic operation of the commit of batch `batchId` (kv_store.ts
-   *  commit; batch_id.ts): a retry of the batch skips the atomics marked. Expires after BATCH_ID_TTL_MS. */
+  /** Set in the same atomic as the `piece`-th atomic operation of the commit of batch `batchId`
+   *  (kv_commit.ts commitBatch; batch_id.ts): a retry of the batch skips the atomics marked. Expires after
+   *  BATCH_ID_TTL_MS. */
   commitDone: (batchId: string, piece: number) => ["commit_done", batchId, piece] as const,
   /** Drain checkpoint of a request still streaming when the process began to shut down. */
   open: (requestId: string) => ["open", requestId] as const,

@@ -68,8 +68,8 @@ function counterValues(t: Totals, all = false): [Deno.KvKey, bigint][] {
   return out;
 }
 
-/** A part of a commit that goes whole into one atomic operation (kv_store.ts commit): `n` mutations whose
- *  keys are `keyBytes` long together. */
+/** A part of a commit that goes whole into one atomic operation (kv_commit.ts commitBatch): `n` mutations
+ *  whose keys are `keyBytes` long together. */
 export interface UsagePart {
   n: number;
   keyBytes: number;

@@ -1,7 +1,7 @@
 /**
  * Credit leases on Postgres (docs/ledger_leases.md; store.ts takeLease, leaseView, renewLeases). Every
  * writer of a key's leases — take, commit — locks the key's row first; a renewal and the sweep touch only
- * lease rows, in key order or without waiting, so no two of them deadlock (pg_store.ts COMMIT_SQL locks in
+ * lease rows, in key order or without waiting, so no two of them deadlock (pg_commit.ts COMMIT_SQL locks in
  * the same order).
  */
 import type postgres from "postgres";

@@ -49,7 +49,7 @@ const SETUPS: Setup[] = [
   { label: "Postgres, WORKERS=2", store: "pg", workers: 2 },
 ];
 
-/** What a statement is there for, by its SQL (src/store/pg_store.ts COMMIT_SQL, src/store/pg_leases.ts,
+/** What a statement is there for, by its SQL (src/store/pg_commit.ts COMMIT_SQL, src/store/pg_leases.ts,
  *  KeyRefresh's keyChanges, the client's own); the rest is "other": the hot path's, whose target is zero. */
 const KINDS = [
   ["group commit", /INSERT INTO usage_rows/],

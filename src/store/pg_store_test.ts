@@ -34,7 +34,7 @@ const postgres: StoreBackend<FaultyLocation> = {
   },
 };
 
-/** `sql` whose commit statements (pg_store.ts COMMIT_SQL, the one that writes usage rows) run through `fault`
+/** `sql` whose commit statements (pg_commit.ts COMMIT_SQL, the one that writes usage rows) run through `fault`
  *  (commit_once_contract.ts): after it, the statement committed and its reply is lost. */
 function faultySql(sql: Sql, fault: WriteFault): Sql {
   return new Proxy(sql, {

@@ -1,0 +1,102 @@
+/**
+ * Alternated A/B runs of gateway variants under wrk, the way bench/RESULTS.md compares a change with the commit
+ * before it: on a 2-core machine one run's spread (±5%) is as large as most single changes, so variants run in
+ * turn, each round a fresh process of each, and the medians are compared.
+ *
+ *   deno run -A --unstable-kv bench/ab.ts ROUNDS NAME[:K=V,...] ...
+ *
+ * A variant's K=V pairs are its environment; `DIR=/path` runs the gateway of another tree (a `git worktree` of
+ * the previous commit). AB_LOAD picks the load: `json32` (default) and `stream32` report requests (streams)
+ * per second and the gateway's CPU per response at 32 connections; `json1` the p50 latency at one connection
+ * minus the mock's own, measured just before (the side by side's "c=1 added p50").
+ */
+import { envNum } from "./env.ts";
+import { createKey, type Proc, startChatMock, startGatewayProc } from "./procs.ts";
+import { loadCost } from "./proxy_cost.ts";
+import { chat, PATH } from "./scenarios.ts";
+import { ensureWrk, runWrk, wrkScript } from "./wrk.ts";
+
+type Load = "json32" | "stream32" | "json1";
+const load = (Deno.env.get("AB_LOAD") ?? "json32") as Load;
+const seconds = envNum("AB_SECONDS", 5);
+const rounds = Number(Deno.args[0]);
+if (!Number.isInteger(rounds) || rounds < 1 || !["json32", "stream32", "json1"].includes(load)) {
+  console.error("usage: AB_LOAD=json32|stream32|json1 bench/ab.ts ROUNDS NAME[:K=V,...] ...");
+  Deno.exit(2);
+}
+const variants = Deno.args.slice(1).map((arg) => {
+  const colon = arg.indexOf(":");
+  const env: Record<string, string> = {};
+  for (const pair of (colon < 0 ? "" : arg.slice(colon + 1)).split(",").filter(Boolean)) {
+    const eq = pair.indexOf("=");
+    env[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return { name: colon < 0 ? arg : arg.slice(0, colon), env };
+});
+
+const missing = await ensureWrk(console.error);
+if (missing) throw new Error(missing);
+const mock = await startChatMock();
+const dir = await Deno.makeTempDir({ prefix: "gw-ab-" });
+const body = chat("Say hello in one short sentence.", load === "stream32");
+const one = { connections: 1, threads: 1 };
+
+/** The mock's own c=1 p50 (json1): what the gateway's is compared with. */
+async function directP50(): Promise<number> {
+  const script = `${dir}/direct.lua`;
+  await Deno.writeTextFile(script, wrkScript({ "content-type": "application/json" }, body));
+  await runWrk({ script, url: mock.url + PATH, ...one, seconds: 1 });
+  return (await runWrk({ script, url: mock.url + PATH, ...one, seconds })).p50Ms;
+}
+
+const results = new Map<string, number[][]>();
+try {
+  for (let round = 0; round < rounds; round++) {
+    const direct = load === "json1" ? await directP50() : 0;
+    for (const v of variants) {
+      const start: typeof startGatewayProc = v.env.DIR
+        ? (await import(`${v.env.DIR}/bench/procs.ts`)).startGatewayProc
+        : startGatewayProc;
+      const gw: Proc = await start(mock.url, {
+        env: { DATABASE_URL: "", DATA_DIR: `${dir}/kv-${v.name}-${round}`, ...v.env },
+      });
+      try {
+        const script = `${dir}/${v.name}.lua`;
+        const key = await createKey(gw.url);
+        await Deno.writeTextFile(
+          script,
+          wrkScript({ "content-type": "application/json", authorization: `Bearer ${key}` }, body),
+        );
+        let figures: number[];
+        if (load === "json1") {
+          await runWrk({ script, url: gw.url + PATH, ...one, seconds: 1 });
+          const p50 = (await runWrk({ script, url: gw.url + PATH, ...one, seconds })).p50Ms;
+          figures = [p50 - direct];
+          console.log(`${round} ${v.name}: p50 ${p50.toFixed(3)} ms, added ${(p50 - direct).toFixed(3)} ms`);
+        } else {
+          const c = await loadCost(gw.pid, gw.url + PATH, script, seconds);
+          figures = [c.perSecond, c.cpuMs * 1000];
+          console.log(
+            `${round} ${v.name}: ${Math.round(c.perSecond)}/s, ${(c.cpuMs * 1000).toFixed(1)} µs CPU each`,
+          );
+        }
+        results.set(v.name, [...results.get(v.name) ?? [], figures]);
+      } finally {
+        await gw.stop();
+      }
+    }
+  }
+} finally {
+  await mock.stop();
+  await Deno.remove(dir, { recursive: true });
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+for (const [name, runs] of results) {
+  const col = (i: number) => median(runs.map((r) => r[i]!));
+  console.log(
+    load === "json1"
+      ? `median ${name}: added p50 ${col(0).toFixed(3)} ms`
+      : `median ${name}: ${Math.round(col(0))}/s, ${col(1).toFixed(1)} µs CPU each`,
+  );
+}

@@ -1,5 +1,6 @@
 /** Markdown rendering of the benchmark results. */
 import { catProc, type CpuUse } from "./cpu.ts";
+import { CPU_HEADING, NOTES_HEADING } from "./sections.ts";
 
 export interface Row {
   metric: string;
@@ -100,11 +101,11 @@ export function document(m: Machine, rows: Row[], notes: string[], cpu: string):
     "",
     table(rows),
     "",
-    "## CPU use per run (cores; 2 available)",
+    `## ${CPU_HEADING}`,
     "",
     cpu,
     "",
-    "## Notes",
+    `## ${NOTES_HEADING}`,
     "",
     ...notes.map((n) => `- ${n}`),
     "",

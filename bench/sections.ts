@@ -27,8 +27,18 @@ export const STREAM_HOP_HEADING = "One JavaScript stream hop (issue 18: the runt
 export const JSON_PATH_HEADING = "JSON path: the gateway's own work (issue 18)";
 /** Recorded by hand from bench/idle_hold.ts and bench/heap_per_stream.ts. */
 export const IDLE_MEMORY_HEADING = "Idle streams: what one holds (issue 18)";
+/** Recorded by hand from timelines marked inside a patched gateway, strace and the side by side. */
+export const STREAM_TTFB_HEADING = "Stream TTFB at c=1: where the time goes (issue 18)";
 /** Sections recorded by hand: `deno task bench` keeps them as they are. */
-export const HAND_RECORDED_HEADINGS = [STREAM_HOP_HEADING, JSON_PATH_HEADING, IDLE_MEMORY_HEADING];
+export const HAND_RECORDED_HEADINGS = [
+  STREAM_HOP_HEADING,
+  JSON_PATH_HEADING,
+  STREAM_TTFB_HEADING,
+  IDLE_MEMORY_HEADING,
+];
+/** The sections bench/main.ts writes itself, after the table (bench/report.ts document). */
+export const CPU_HEADING = "CPU use per run (cores; 2 available)";
+export const NOTES_HEADING = "Notes";
 /** Written by bench/shared_stores.ts (the last part of `deno task bench`, or alone). */
 export const SHARED_HEADING = "Shared stores: KV file vs Postgres vs WORKERS=2 (issue 15)";
 /** Written by bench/theta_queue.ts (part of `deno task bench`, or alone). */

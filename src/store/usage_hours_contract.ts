@@ -163,6 +163,18 @@ export function usageHoursContract(backend: StoreBackend): void {
     assert.deepEqual(await store.usageHours("key_a", H, H + HOUR), expectedHours([r], H, H + HOUR));
   });
 
+  test("usageHours: rows that share only their request id are each written and counted", async ({ store }) => {
+    const a = row("key_a", H + 1, { requestId: "req_same" });
+    const later = { ...a, createdAt: H + 2 };
+    const b = row("key_b", H + 1, { requestId: "req_same" });
+    // A row given again between them (the same key, time and id) still counts once.
+    await store.commit({ id: batchId(), money: [], usage: [a, later, { ...a }, b] });
+    assert.equal((await allRows(store, "key_a")).length, 2);
+    assert.equal((await allRows(store, "key_b")).length, 1);
+    assert.deepEqual(await store.usageHours("key_a", H, H + HOUR), expectedHours([a, later], H, H + HOUR));
+    assert.deepEqual(await store.usageHours("key_b", H, H + HOUR), expectedHours([b], H, H + HOUR));
+  });
+
   test("usageHours: a batch larger than one write (3,000 rows, 60 hours × 3 models) is counted whole", async ({ store }) => {
     // Long ids make the keys long: a KV batch then splits on the size of its keys before the mutation count.
     const keyId = `key_${"k".repeat(60)}`;

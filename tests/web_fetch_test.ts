@@ -389,7 +389,8 @@ Deno.test("fetch: https is pinned too and the certificate is verified against th
     assert.deepEqual(h.seen.map((s) => s.path), ["/text"], "nothing was sent over an unverified connection");
   }));
 
-Deno.test("fetch: a body cut short by the server → truncated: true", async () => {
+/** One connection on loopback answered with `answer`'s bytes as they are, then closed; the request as read. */
+async function rawPage(answer: string, path: string) {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (listener.addr as Deno.NetAddr).port;
   let request = "";
@@ -398,26 +399,56 @@ Deno.test("fetch: a body cut short by the server → truncated: true", async () 
     const buf = new Uint8Array(4096);
     const n = await conn.read(buf);
     request = new TextDecoder().decode(buf.subarray(0, n ?? 0));
-    await conn.write(
-      new TextEncoder().encode(
-        "HTTP/1.1 200 OK\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: 1000\r\n\r\nначало",
-      ),
-    );
+    await conn.write(new TextEncoder().encode(answer));
     conn.close();
   })();
   try {
-    const r = await fetchPage(`http://test.example.com:${port}/cut`, {
+    const page = await fetchPage(`http://test.example.com:${port}${path}`, {
       ...PRODUCTION_FETCH,
       resolver: (_n, t) => Promise.resolve(t === "A" ? ["127.0.0.1"] : []),
       policy: LOOPBACK_ONLY,
       ports: new Set([port]),
-    });
-    assert.deepEqual(r, { content: "начало", content_type: "text/markdown; charset=utf-8", truncated: true });
-    assert.match(request, /^GET \/cut HTTP\/1\.1\r\nHost: test\.example\.com:\d+\r\n/);
-    assert.match(request, /\r\nConnection: close\r\n/);
+    }).then((r) => ({ r, err: undefined }), (err: { code?: string }) => ({ r: undefined, err }));
+    return { ...page, request };
   } finally {
     await served;
     listener.close();
+  }
+}
+
+const TEXT_HEAD = "HTTP/1.1 200 OK\r\ncontent-type: text/plain; charset=utf-8\r\n";
+const MARKDOWN = "text/markdown; charset=utf-8";
+
+Deno.test("fetch: a body cut short by the server → truncated: true", async () => {
+  const { r, request } = await rawPage(`${TEXT_HEAD}content-length: 1000\r\n\r\nначало`, "/cut");
+  assert.deepEqual(r, { content: "начало", content_type: MARKDOWN, truncated: true });
+  assert.match(request, /^GET \/cut HTTP\/1\.1\r\nHost: test\.example\.com:\d+\r\n/);
+  assert.match(request, /\r\nConnection: close\r\n/);
+});
+
+Deno.test("fetch: a chunked page (extensions, trailers) is read whole; one cut mid-chunk is truncated", async () => {
+  // Sizes count bytes: "начало" is 12 of UTF-8, " конец" 11.
+  const chunked = `${TEXT_HEAD}transfer-encoding: chunked\r\n\r\n`;
+  const whole = await rawPage(
+    `${chunked}c;ext=1\r\nначало\r\nb\r\n конец\r\n0\r\nx-trailer: t\r\n\r\n`,
+    "/c",
+  );
+  assert.deepEqual(whole.r, { content: "начало конец", content_type: MARKDOWN, truncated: false });
+  const cut = await rawPage(`${chunked}c\r\nначало\r\n20\r\n конец`, "/c");
+  assert.deepEqual(cut.r, { content: "начало конец", content_type: MARKDOWN, truncated: true });
+  // A server that ends after the last chunk without the trailers' blank line: every byte there, not complete.
+  const noEnd = await rawPage(`${chunked}c\r\nначало\r\n0\r\n`, "/c");
+  assert.deepEqual(noEnd.r, { content: "начало", content_type: MARKDOWN, truncated: true });
+});
+
+Deno.test("fetch: broken chunked framing → managed_service_fetch_failed", async () => {
+  for (const body of ["zz\r\nabc\r\n0\r\n\r\n", "3\r\nabcXY0\r\n\r\n", "1234567890abcd\r\n"]) {
+    const { err } = await rawPage(`${TEXT_HEAD}transfer-encoding: chunked\r\n\r\n${body}`, "/bad");
+    assert.equal(
+      (err as { code?: string } | undefined)?.code,
+      "managed_service_fetch_failed",
+      JSON.stringify(body),
+    );
   }
 });
 

@@ -1,7 +1,10 @@
 /**
  * HTTP/1.1 response framing read straight off a socket, for the pinned client (pinned_fetch.ts):
- * bytes counted on the wire, bounded head and line lengths, no buffering past the size limit.
+ * bytes counted on the wire, a bounded head, no buffering past the size limit. Chunked coding is the upstream
+ * client's decoder (src/upstream/http1_framing.ts); the head is read leniently here, as any web server may
+ * send it, where the upstream client refuses what a model provider has no reason to send.
  */
+import { type ChunkedDecoder, headEnd, UpstreamProtocolFailure } from "../upstream/http1_framing.ts";
 import { concatBytes } from "../util/bytes.ts";
 
 export class FetchFailed extends Error {
@@ -27,7 +30,6 @@ export interface TimeoutState {
 }
 
 export const MAX_HEAD_BYTES = 64 * 1024;
-const MAX_LINE_BYTES = 8 * 1024;
 export const READ_CHUNK = 64 * 1024;
 const latin1 = new TextDecoder("latin1");
 
@@ -90,10 +92,10 @@ export class WireReader {
   /** Everything up to (and excluding) the first `\r\n\r\n`; undefined on a stream that ends first. */
   async head(): Promise<string | undefined> {
     for (;;) {
-      const i = indexOf(this.#pending, [13, 10, 13, 10]);
-      if (i >= 0) {
-        const text = latin1.decode(this.#pending.subarray(0, i));
-        this.#pending = this.#pending.subarray(i + 4);
+      const end = headEnd(this.#pending, 0, this.#pending.length);
+      if (end >= 0) {
+        const text = latin1.decode(this.#pending.subarray(0, end - 4));
+        this.#pending = this.#pending.subarray(end);
         return text;
       }
       if (this.#pending.length > MAX_HEAD_BYTES) throw new FetchFailed("protocol", "response head too large");
@@ -101,27 +103,17 @@ export class WireReader {
     }
   }
 
-  /** One CRLF-terminated line; undefined on end of stream. */
-  async line(): Promise<string | undefined> {
-    for (;;) {
-      const i = indexOf(this.#pending, [13, 10]);
-      if (i >= 0) {
-        const text = latin1.decode(this.#pending.subarray(0, i));
-        this.#pending = this.#pending.subarray(i + 2);
-        return text;
-      }
-      if (this.#pending.length > MAX_LINE_BYTES) throw new FetchFailed("protocol", "line too long");
-      if (!(await this.fill())) return undefined;
+  /** The chunked body's data in what is pending (views: the caller copies them before the next fill). */
+  decode(chunked: ChunkedDecoder): Uint8Array[] {
+    try {
+      const { data, used } = chunked.push(this.#pending, 0, this.#pending.length);
+      this.#pending = this.#pending.subarray(used);
+      return data;
+    } catch (err) {
+      if (err instanceof UpstreamProtocolFailure) throw new FetchFailed("protocol", err.message);
+      throw err;
     }
   }
-}
-
-function indexOf(hay: Uint8Array, needle: number[]): number {
-  outer: for (let i = 0; i + needle.length <= hay.length; i++) {
-    for (let j = 0; j < needle.length; j++) if (hay[i + j] !== needle[j]) continue outer;
-    return i;
-  }
-  return -1;
 }
 
 export class BodySink {

@@ -29,6 +29,7 @@ import {
   READ_CHUNK,
   WireReader,
 } from "./http1_wire.ts";
+import { ChunkedDecoder } from "../upstream/http1_framing.ts";
 
 export { FetchFailed, type FetchStats } from "./http1_wire.ts";
 
@@ -208,32 +209,13 @@ export async function pinnedGet(target: PinnedTarget, opts: PinnedOptions): Prom
       const sink = new BodySink(opts.maxBodyBytes);
       let complete = true;
       if (chunked) {
-        complete = false;
+        // To the last chunk and the trailers' end; a body the server cut short is kept, marked incomplete.
+        const decoder = new ChunkedDecoder();
         for (;;) {
-          const line = await reader.line();
-          if (line === undefined) break;
-          const size = /^([0-9a-fA-F]{1,8})\s*(;.*)?$/.exec(line)?.[1];
-          if (size === undefined) throw new FetchFailed("protocol", "bad chunk size");
-          let left = parseInt(size, 16);
-          if (left === 0) {
-            complete = true;
-            break; // trailers are ignored; the connection is closed anyway
-          }
-          if (sink.size + left > opts.maxBodyBytes) {
-            throw new FetchFailed("too_large", "chunk takes the page over the size limit");
-          }
-          while (left > 0) {
-            const part = await reader.take(left);
-            if (part.length === 0) break;
-            sink.push(part);
-            left -= part.length;
-          }
-          if (left > 0) break;
-          if ((await reader.line()) !== "") {
-            if (reader.eof) break;
-            throw new FetchFailed("protocol", "chunk not followed by CRLF");
-          }
+          for (const part of reader.decode(decoder)) sink.push(part);
+          if (decoder.done || !(await reader.fill())) break;
         }
+        complete = decoder.done;
       } else if (length !== undefined) {
         let left = length;
         while (left > 0) {

@@ -1,10 +1,10 @@
 /**
  * The upstream calls' HTTP/1.1 client (issue 18): keep-alive connections per origin, each request written in one
- * write, the response framed by http1_framing.ts and handed back as a WireResponse (upstream_response.ts: what the
- * engine reads of a Response). Why not Deno's fetch: it costs a proxied JSON request ≈30 µs of CPU more than this client
- * (bench/RESULTS.md "What Deno's fetch costs"), a fifth of the gateway's whole cost per request. Plain http and
- * https (TLS with ALPN http/1.1). `UPSTREAM_CLIENT=fetch`, or an HTTP(S)_PROXY in the environment (which fetch
- * honours and this client does not), keeps fetch (src/upstream/client.ts).
+ * write, the response framed by http1_framing.ts and handed back as a WireResponse (upstream_response.ts:
+ * what the engine reads of a Response). Why not Deno's fetch: it costs a proxied JSON request ≈30 µs of CPU
+ * more than this client (bench/RESULTS.md "What Deno's fetch costs"), a fifth of the gateway's whole cost per
+ * request. Plain http and https (TLS with ALPN http/1.1). `UPSTREAM_CLIENT=fetch`, or an HTTP(S)_PROXY in the
+ * environment (which fetch honours and this client does not), keeps fetch (src/upstream/client.ts).
  *
  * Failures read as fetch's do for the retry rule (retry.ts): a connection that cannot be made is an
  * UpstreamConnectError; an abort rejects with the signal's reason, and closes the connection. A connection
@@ -213,8 +213,9 @@ export class WireClient {
   }
 
   /**
-   * Writes the request and reads the head; the body streams from the answer unless it came whole with the head. A reused connection that
-   * fails before any answer byte rejects with StaleConnection (the caller sends it on a new one).
+   * Writes the request and reads the head; the body streams from the answer unless it came whole with the head.
+   * A reused connection that fails before any answer byte rejects with StaleConnection (the caller sends it on a
+   * new one).
    */
   async #exchange(link: Pooled, request: Uint8Array, signal: AbortSignal): Promise<WireResponse> {
     const fresh = link.idleSince === 0;

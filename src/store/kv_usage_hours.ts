@@ -91,16 +91,21 @@ interface Keyed {
  * last one, as Postgres upserts it once.
  */
 export function usageParts(rows: readonly UsageRow[]): UsagePart[] {
-  const unique = new Map<string, UsageRow>();
-  for (const u of rows) unique.set(`${tagged(u.keyId)}${u.createdAt}:${u.requestId}`, u);
   const groups = new Map<string, Keyed[]>();
-  for (const u of unique.values()) {
-    const group = `${tagged(u.keyId)}${hourOf(u)}:${tagged(u.family)}${u.model}`;
+  let last: UsageRow | undefined;
+  let list: Keyed[] = [];
+  for (const u of distinct(rows)) {
+    // A batch's rows come mostly in runs of one group (a key's requests for one model): the group's map key
+    // is built only for a row outside the previous row's group.
+    if (last === undefined || !sameGroup(last, u)) {
+      const group = `${tagged(u.keyId)}${hourOf(u)}:${tagged(u.family)}${u.model}`;
+      const known = groups.get(group);
+      if (known) list = known;
+      else groups.set(group, list = []);
+    }
+    last = u;
     const key = rowKey(u);
-    const keyed = { u, key, bytes: keyBytes(key) };
-    const list = groups.get(group);
-    if (list) list.push(keyed);
-    else groups.set(group, [keyed]);
+    list.push({ u, key, bytes: keyBytes(key) });
   }
   const parts: UsagePart[] = [];
   for (const group of groups.values()) {
@@ -122,6 +127,26 @@ export function usageParts(rows: readonly UsageRow[]): UsagePart[] {
   }
   return parts;
 }
+
+/**
+ * `rows` with a row given twice (same key, time and request id) once: the last one, where the first was. Request
+ * ids are unique in practice, so the map of whole identities is built only once two rows share one.
+ */
+function distinct(rows: readonly UsageRow[]): Iterable<UsageRow> {
+  const ids = new Set<string>();
+  for (const u of rows) {
+    if (ids.has(u.requestId)) {
+      const unique = new Map<string, UsageRow>();
+      for (const r of rows) unique.set(`${tagged(r.keyId)}${r.createdAt}:${r.requestId}`, r);
+      return unique.values();
+    }
+    ids.add(u.requestId);
+  }
+  return rows;
+}
+
+const sameGroup = (a: UsageRow, b: UsageRow) =>
+  a.keyId === b.keyId && a.family === b.family && a.model === b.model && hourOf(a) === hourOf(b);
 
 /** A string prefixed with its length: joined with others into a map key no two different lists share. */
 const tagged = (s: string) => `${s.length}:${s}`;

@@ -1,10 +1,10 @@
 /** What both stores share about hourly usage sums (store.ts usageHours): where a row counts, valid bounds. */
-import { windowStarts } from "./shared_window.ts";
+import { HOUR } from "./shared_window.ts";
 import type { UsageRow } from "./types.ts";
 
 /** The start of the UTC hour a row counts in (its `createdAt`'s), as the shared cap windows roll. */
 export function hourOf(u: UsageRow): number {
-  return windowStarts(u.createdAt).hourStart;
+  return u.createdAt - (u.createdAt % HOUR);
 }
 
 /** Bounds are integer Unix ms (both stores compare them exactly); RangeError otherwise. */

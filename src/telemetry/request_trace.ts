@@ -144,7 +144,16 @@ export class RequestTrace {
       stream: this.stream,
       status: o.status,
       code: o.code ?? null,
-      ...usageFields(row),
+      // The settlement's figures; null when the request held nothing (refused before the hold, not a generation).
+      input_tokens: row?.inputTokens ?? null,
+      cached_input_tokens: row?.cachedInputTokens ?? null,
+      output_tokens: row?.outputTokens ?? null,
+      web_search_requests: row?.webSearchRequests ?? null,
+      reserved_usd: row ? formatUsd(row.reserved) : null,
+      charged_usd: row ? formatUsd(row.charged) : null,
+      written_off_usd: row && row.writtenOff > 0n ? formatUsd(row.writtenOff) : null,
+      usage_source: row?.usageSource ?? null,
+      usage_status: row?.status ?? null,
       total_ms: ms(o.totalMs),
       upstream_ttfb_ms: o.upstreamTtfbMs === undefined ? null : ms(o.upstreamTtfbMs),
       upstream_ms: o.upstreamMs === undefined ? null : ms(o.upstreamMs),
@@ -171,21 +180,6 @@ export class RequestTrace {
     this.#upstreamEndAt = performance.now();
     this.telemetry.metrics.upstreamInflight.labels(this.family ?? "none").dec();
   }
-}
-
-/** The settlement's figures; null when the request held nothing (refused before the hold, not a generation). */
-function usageFields(row: UsageRow | undefined): Record<string, unknown> {
-  return {
-    input_tokens: row?.inputTokens ?? null,
-    cached_input_tokens: row?.cachedInputTokens ?? null,
-    output_tokens: row?.outputTokens ?? null,
-    web_search_requests: row?.webSearchRequests ?? null,
-    reserved_usd: row ? formatUsd(row.reserved) : null,
-    charged_usd: row ? formatUsd(row.charged) : null,
-    written_off_usd: row && row.writtenOff > 0n ? formatUsd(row.writtenOff) : null,
-    usage_source: row?.usageSource ?? null,
-    usage_status: row?.status ?? null,
-  };
 }
 
 const ms = (v: number) => Math.round(v * 100) / 100;

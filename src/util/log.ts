@@ -83,7 +83,12 @@ export class Logger {
   log(level: LogLevel, msg: string, fields: Record<string, unknown> = {}): void {
     if (RANK[level] < this.#min) return;
     try {
-      this.sink(JSON.stringify({ ts: new Date(this.now()).toISOString(), level, msg, ...fields }));
+      // `ts`, `level` and `msg` first, then the fields, without merging them into one more object first.
+      const head = `{"ts":"${new Date(this.now()).toISOString()}","level":"${level}","msg":${
+        JSON.stringify(msg)
+      }`;
+      const rest = JSON.stringify(fields);
+      this.sink(rest === "{}" ? `${head}}` : `${head},${rest.slice(1)}`);
     } catch { /* nowhere left to say it */ }
   }
 

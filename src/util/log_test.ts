@@ -18,6 +18,8 @@ Deno.test("logger: one JSON line per call at or above the level, ts/level/msg fi
     level: "error",
     msg: "also kept",
   });
+  log.warn('a "quoted"\\ message\n');
+  assert.deepEqual(JSON.parse(lines[2]!).msg, 'a "quoted"\\ message\n');
   assert.equal(log.enabled("info"), false);
   assert.equal(log.enabled("error"), true);
 });

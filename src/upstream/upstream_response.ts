@@ -5,6 +5,7 @@
  * response to be served, ≈3 µs per answer that is never served (issue 18; 4.2 µs for a Response with five
  * headers, 0.8 without, bench/RESULTS.md "Upstream answers without a Response").
  */
+import { concatBytes } from "../util/bytes.ts";
 import { PlainStream } from "../util/plain_streams.ts";
 import type { ResponseHead } from "./http1_framing.ts";
 
@@ -60,20 +61,9 @@ export class WireResponse implements UpstreamResponse {
     if (b === null) return "";
     if (b instanceof Uint8Array) return decoder.decode(b);
     const parts: Uint8Array[] = [];
-    let size = 0;
     const reader = b.getReader();
-    for (let r = await reader.read(); !r.done; r = await reader.read()) {
-      parts.push(r.value);
-      size += r.value.length;
-    }
-    if (parts.length === 1) return decoder.decode(parts[0]);
-    const all = new Uint8Array(size);
-    let at = 0;
-    for (const p of parts) {
-      all.set(p, at);
-      at += p.length;
-    }
-    return decoder.decode(all);
+    for (let r = await reader.read(); !r.done; r = await reader.read()) parts.push(r.value);
+    return decoder.decode(concatBytes(parts));
   }
 }
 

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { batchId, keyRecord, usageRow } from "./test_fixtures.ts";
 import { KvStore } from "./kv_store.ts";
 import type { LeaseView } from "./types.ts";
+import { filesContract } from "./files_contract.ts";
 import { leaseCommitContract } from "./lease_commit_contract.ts";
 import { leaseContract } from "./lease_contract.ts";
 import { paymentContract } from "./payment_contract.ts";
@@ -42,6 +43,7 @@ function faultyKv(kv: Deno.Kv, fault: WriteFault): Deno.Kv {
   });
 }
 storeContract(kv);
+filesContract(kv);
 leaseContract(kv);
 leaseCommitContract(kv);
 thetaContract(kv);

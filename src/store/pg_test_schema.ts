@@ -39,3 +39,19 @@ export async function freshSchema(base = TEST_DATABASE_URL): Promise<TestSchema>
     drop: () => admin(base, (sql) => sql.unsafe(`DROP SCHEMA ${name} CASCADE`)),
   };
 }
+
+/** A Postgres-only test on a fresh schema, dropped at the end. */
+export function pgTest(name: string, fn: (schema: TestSchema) => Promise<void>): void {
+  Deno.test({
+    name: `postgres store: ${name}${PG_SKIP_NOTE}`,
+    ignore: !TEST_DATABASE_URL,
+    async fn() {
+      const schema = await freshSchema();
+      try {
+        await fn(schema);
+      } finally {
+        await schema.drop();
+      }
+    },
+  });
+}

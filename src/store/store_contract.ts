@@ -1,11 +1,12 @@
 /**
  * The Store contract (store.ts), one suite for every backend: kv_store_test.ts runs it on Deno KV,
- * pg_store_test.ts on Postgres. Each test gets a fresh, empty storage location it may open more than once
- * (a second writer, a reopen); every store it opened is closed and the location removed at the end.
+ * pg_store_test.ts on Postgres; files and tool loops are in files_contract.ts, the rest in the other
+ * *_contract.ts. Each test gets a fresh, empty storage location it may open more than once (a second writer,
+ * a reopen); every store it opened is closed and the location removed at the end.
  */
 import assert from "node:assert/strict";
-import type { Store, StoredFile, ToolLoop } from "./store.ts";
-import { batchId, keyRecord, usageRow } from "./test_fixtures.ts";
+import type { Store } from "./store.ts";
+import { batchId, bytes, file, keyRecord, loop, usageRow } from "./test_fixtures.ts";
 import type { KeyRecord, UsageRow } from "./types.ts";
 
 /** Where one test's store lives. */
@@ -287,93 +288,6 @@ export function storeContract(backend: StoreBackend): void {
     assert.deepEqual(await store.getTariff(), rows.slice(1));
   });
 
-  test("putFile takes the quota atomically: uploads racing for the last slot, one wins", async ({ store }) => {
-    const now = Date.now();
-    const quota = { maxFiles: 2, maxBytes: 1_000 };
-    assert.equal(await store.putFile(file("file_0", "key_a", now), bytes("abc"), bytes("[]"), quota), "ok");
-    // Several rounds, so the later ones race on a warm connection pool too.
-    for (let round = 0; round < 3; round++) {
-      const racers = [0, 1, 2, 3, 4, 5].map((i) => file(`file_${round}_${i}`, "key_a", now));
-      const results = await Promise.all(
-        racers.map((f) => store.putFile(f, bytes("abc"), bytes("[]"), quota)),
-      );
-      assert.deepEqual(results.filter((r) => r === "ok").length, 1, `round ${round}: ${results}`);
-      const winner = racers[results.indexOf("ok")]!;
-      assert.deepEqual((await store.listFiles("key_a", now)).map((f) => f.id), ["file_0", winner.id]);
-      // Deleting gives the quota back; a second delete finds nothing.
-      assert.equal(await store.deleteFile("key_a", winner.id), true);
-      assert.equal(await store.deleteFile("key_a", winner.id), false);
-    }
-    // Bytes count too, and another key has its own quota (and cannot delete this key's file).
-    const big = file("file_3", "key_b", now, { storedBytes: 1_001 });
-    assert.equal(await store.putFile(big, bytes("abc"), bytes("[]"), quota), "quota_exceeded");
-    assert.equal(await store.putFile(file("file_4", "key_b", now), bytes("abc"), bytes("[]"), quota), "ok");
-    assert.equal(await store.deleteFile("key_b", "file_0"), false);
-    assert.equal((await store.listFiles("key_b", now)).length, 1);
-  });
-
-  test("a file's bytes and sections round-trip; listed oldest first", async ({ store }) => {
-    const now = Date.now();
-    const quota = { maxFiles: 5, maxBytes: 10_000_000 };
-    const data = new Uint8Array(150_001).map((_, i) => i % 251); // several KV chunks
-    const sections = [{ text: "страница 1", anchor: "p1" }, { text: "x".repeat(70_000), anchor: "p2" }];
-    const f = file("file_b", "key_a", now + 1);
-    assert.equal(await store.putFile(f, data, bytes(JSON.stringify(sections)), quota), "ok");
-    const g = file("file_a", "key_a", now + 2, {
-      filename: "отчёт «q1».pdf",
-      contentType: "application/pdf",
-    });
-    assert.equal(await store.putFile(g, new Uint8Array(0), new Uint8Array(0), quota), "ok");
-    assert.deepEqual(await store.getFileData(f), data);
-    assert.deepEqual(await store.getFileSections(f), sections);
-    assert.deepEqual(await store.getFileSections(g), []);
-    assert.deepEqual(await store.listFiles("key_a", now), [f, g]);
-    assert.deepEqual(await store.getFile("key_a", "file_a", now), g);
-  });
-
-  test("an expired file is not returned, is swept, and gives its quota back", async ({ store }) => {
-    const now = Date.now();
-    const quota = { maxFiles: 1, maxBytes: 1_000 };
-    const f = file("file_1", "key_a", now, { expiresAt: now + 60_000 });
-    assert.equal(
-      await store.putFile(f, bytes("hello"), bytes('[{"text":"hello","anchor":"p1"}]'), quota),
-      "ok",
-    );
-    assert.deepEqual(await store.getFile("key_a", "file_1", now), f);
-    assert.equal(new TextDecoder().decode(await store.getFileData(f)), "hello");
-    assert.deepEqual(await store.getFileSections(f), [{ text: "hello", anchor: "p1" }]);
-    assert.equal(await store.getFile("key_b", "file_1", now), null, "another key's file is not found");
-
-    const later = f.expiresAt;
-    assert.equal(await store.getFile("key_a", "file_1", later), null);
-    assert.deepEqual(await store.listFiles("key_a", later), []);
-    // The listing swept it: the slot is free again for a file created after the expiry.
-    const next = file("file_2", "key_a", later);
-    assert.equal(await store.putFile(next, bytes("x"), bytes("[]"), quota), "ok");
-    assert.deepEqual(await store.getFileData(f), new Uint8Array(0), "the expired file's bytes are gone");
-  });
-
-  test("tool loops: listed per key, first to expire first, expired ones left out", async ({ store }) => {
-    await store.updateToolLoops("k1", { close: [], open: loop("k1", "b", 200) });
-    await store.updateToolLoops("k1", { close: [], open: loop("k1", "a", 100) });
-    await store.updateToolLoops("k2", { close: [], open: loop("k2", "c", 100) });
-    assert.deepEqual((await store.listToolLoops("k1", 150)).map((l) => l.id), ["a", "b"]);
-    assert.deepEqual((await store.listToolLoops("k1", 1_100)).map((l) => l.id), ["b"]);
-    assert.deepEqual((await store.listToolLoops("k1", 1_200)).map((l) => l.id), []);
-    assert.deepEqual((await store.listToolLoops("k2", 150)).map((l) => l.id), ["c"]);
-  });
-
-  test("tool loops: one change closes some and renews another; a loop both closed and written stays", async ({ store }) => {
-    for (const id of ["a", "b", "c"]) await store.updateToolLoops("k", { close: [], open: loop("k", id, 0) });
-    const renewed = { ...loop("k", "a", 500), callIds: ["call_next", "call_other"] };
-    await store.updateToolLoops("k", { close: ["a", "b"], open: renewed });
-    assert.deepEqual(await store.listToolLoops("k", 600), [loop("k", "c", 0), renewed]);
-    await store.updateToolLoops("k", { close: ["a", "nothing"] });
-    assert.deepEqual(await store.listToolLoops("k", 600), [loop("k", "c", 0)]);
-    await store.updateToolLoops("k", { close: [] });
-    assert.deepEqual(await store.listToolLoops("k", 600), [loop("k", "c", 0)]);
-  });
-
   test("everything is kept across a reopen: keys, usage rows, checkpoints, tariff, files, tool loops", async (ctx) => {
     const now = Date.now();
     const f = file("file_1", "key_a", now);
@@ -410,28 +324,3 @@ function keyRec(id: string, balance: bigint): KeyRecord {
 function row(requestId: string, keyId: string, createdAt: number, charged = 1n): UsageRow {
   return usageRow(requestId, keyId, { createdAt, charged });
 }
-
-function file(id: string, keyId: string, createdAt: number, over: Partial<StoredFile> = {}): StoredFile {
-  return {
-    id,
-    keyId,
-    filename: `${id}.txt`,
-    purpose: "assistants",
-    contentType: "text/plain",
-    bytes: 3,
-    createdAt,
-    expiresAt: createdAt + 3_600_000,
-    storedBytes: 10,
-    ...over,
-  };
-}
-
-const bytes = (s: string) => new TextEncoder().encode(s);
-
-const loop = (keyId: string, id: string, updatedAt: number, ttl = 1_000): ToolLoop => ({
-  keyId,
-  id,
-  callIds: [`call_${id}`],
-  updatedAt,
-  expiresAt: updatedAt + ttl,
-});

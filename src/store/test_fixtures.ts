@@ -1,4 +1,5 @@
 /** Records for store, money and account tests: defaults a test overrides with what it is about. */
+import type { StoredFile, ToolLoop } from "./store.ts";
 import type { KeyRecord, UsageRow } from "./types.ts";
 import { idGenerator } from "../util/ids.ts";
 
@@ -46,6 +47,39 @@ export function usageRow(requestId: string, keyId: string, over: Partial<UsageRo
     ...over,
   };
 }
+
+/** A stored file of `keyId`, an hour to live from `createdAt`. */
+export function file(
+  id: string,
+  keyId: string,
+  createdAt: number,
+  over: Partial<StoredFile> = {},
+): StoredFile {
+  return {
+    id,
+    keyId,
+    filename: `${id}.txt`,
+    purpose: "assistants",
+    contentType: "text/plain",
+    bytes: 3,
+    createdAt,
+    expiresAt: createdAt + 3_600_000,
+    storedBytes: 10,
+    ...over,
+  };
+}
+
+/** The UTF-8 bytes of `s`. */
+export const bytes = (s: string) => new TextEncoder().encode(s);
+
+/** Tool loop `id` of `keyId`, written at `updatedAt`, living `ttl` ms; its one call is `call_<id>`. */
+export const loop = (keyId: string, id: string, updatedAt: number, ttl = 1_000): ToolLoop => ({
+  keyId,
+  id,
+  callIds: [`call_${id}`],
+  updatedAt,
+  expiresAt: updatedAt + ttl,
+});
 
 const batchIds = idGenerator();
 /** A fresh CommitBatch id (every commit names its batch: batch_id.ts). */

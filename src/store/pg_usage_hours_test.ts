@@ -7,29 +7,14 @@ import { connect } from "./pg_connect.ts";
 import { migrate, MIGRATIONS } from "./pg_migrations.ts";
 import { columnArrays, unnestOf, USAGE_COLUMNS } from "./pg_rows.ts";
 import { PgStore } from "./pg_store.ts";
-import { freshSchema, PG_SKIP_NOTE, TEST_DATABASE_URL } from "./pg_test_schema.ts";
+import { pgTest } from "./pg_test_schema.ts";
 import { batchId, usageRow } from "./test_fixtures.ts";
 import { expectedHours } from "./usage_hours_contract.ts";
 
 const HOUR = 3_600_000;
 const H = Date.UTC(2026, 2, 1, 10);
 
-function pgTest(name: string, fn: (url: string) => Promise<void>) {
-  Deno.test({
-    name: `postgres store: ${name}${PG_SKIP_NOTE}`,
-    ignore: !TEST_DATABASE_URL,
-    async fn() {
-      const schema = await freshSchema();
-      try {
-        await fn(schema.url);
-      } finally {
-        await schema.drop();
-      }
-    },
-  });
-}
-
-pgTest("migration 6 sums the usage rows written before it, once", async (url) => {
+pgTest("migration 6 sums the usage rows written before it, once", async ({ url }) => {
   const rows = Array.from({ length: 30 }, (_, i) =>
     usageRow(`req_${i}`, i % 4 === 0 ? "key_b" : "key_a", {
       createdAt: H + (i % 3) * HOUR + i,
@@ -76,7 +61,7 @@ pgTest("migration 6 sums the usage rows written before it, once", async (url) =>
 
 pgTest(
   "a key's hours are an index range of usage_hours in the contract's order (no sort, no scan)",
-  async (url) => {
+  async ({ url }) => {
     const store = await PgStore.open(url);
     const sql = connect(url, "test", { max: 1 });
     try {

@@ -136,10 +136,14 @@ export class KvPayments {
       const next: Payment = { ...p, status: "refunded" };
       const op = this.kv.atomic().check(pay);
       if (p.status === "credited" && p.keyId !== null) {
-        const [book, ...limbs] = await this.kv.getMany<[LeaseBook, ...Deno.KvU64[]]>([
+        // The payment again, in the same snapshot as the money: a refund that committed between the two reads
+        // would otherwise make this one read as "insufficient" instead of "not_refundable".
+        const [again, book, ...limbs] = await this.kv.getMany<[Payment, LeaseBook, ...Deno.KvU64[]]>([
+          kvKeys.payment(paymentId),
           kvKeys.keyLedger(p.keyId),
           ...moneyKeys(p.keyId),
         ]);
+        if (again.versionstamp !== pay.versionstamp) return null; // changed meanwhile: read again
         const money = sumLimbs(p.keyId, limbs as Deno.KvEntryMaybe<Deno.KvU64>[]);
         const view = leaseViewOf(money, book.value as LeaseBook | null, "", now);
         if (view.credited - view.spent - view.leased < p.creditUsd) {

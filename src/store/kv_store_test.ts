@@ -6,7 +6,8 @@ import type { LeaseView } from "./types.ts";
 import { filesContract } from "./files_contract.ts";
 import { leaseCommitContract } from "./lease_commit_contract.ts";
 import { leaseContract } from "./lease_contract.ts";
-import { paymentContract } from "./payment_contract.ts";
+import { credit, ownedKey, payment, paymentContract } from "./payment_contract.ts";
+import { entry } from "./shop_contract.ts";
 import { sessionContract } from "./session_contract.ts";
 import { shopContract } from "./shop_contract.ts";
 import { thetaContract } from "./theta_contract.ts";
@@ -54,13 +55,13 @@ paymentContract(kv);
 commitOnceContract(kv, 3); // the batch is cut into 3 atomics
 
 /**
- * A store over `kv` whose atomic operations and reads are counted. `afterRead`, when set, runs once after
- * the next `getMany` has read and before the store sees the result: another writer slipping in between a
- * store's read and its write.
+ * A store over `kv` whose atomic operations and reads are counted. `afterRead` (`afterGet`), when set, runs
+ * once after the next `getMany` (`get`) has read and before the store sees the result: another writer slipping
+ * in between a store's read and its write, or between two of its reads.
  */
 function spiedStore(kv: Deno.Kv) {
   const count = { atomics: 0, reads: 0 };
-  const hook: { afterRead?: () => Promise<unknown> } = {};
+  const hook: { afterRead?: () => Promise<unknown>; afterGet?: () => Promise<unknown> } = {};
   const spied = new Proxy(kv, {
     get(target, prop) {
       const v = Reflect.get(target, prop, target);
@@ -69,9 +70,10 @@ function spiedStore(kv: Deno.Kv) {
         if (prop === "atomic") count.atomics++;
         if (prop === "get" || prop === "getMany" || prop === "list") count.reads++;
         const out = v.apply(target, args);
-        const after = hook.afterRead;
-        if (prop !== "getMany" || after === undefined) return out;
-        hook.afterRead = undefined;
+        const which = prop === "getMany" ? "afterRead" : prop === "get" ? "afterGet" : undefined;
+        const after = which && hook[which];
+        if (!which || after === undefined) return out;
+        hook[which] = undefined;
         return (out as Promise<unknown>).then(async (read) => {
           await after();
           return read;
@@ -278,6 +280,21 @@ Deno.test("KvStore.commit: lease deltas on more keys than one atomic may check a
     });
   }
   await store.close();
+});
+
+Deno.test("KvStore.refundPayment: a refund committed between its payment read and its money read makes it not_refundable", async () => {
+  await using kv = await sharedKv();
+  await ownedKey(kv.two);
+  await kv.two.createPayment(payment("pay_1"));
+  await kv.two.settlePayment(credit("pay_1", "ch_1"));
+  const debit = entry("key_a", "le_r1", 100n, { kind: "debit", reference: "refund:pay_1", createdAt: T + 5 });
+  // The other process refunds after this one read the payment (still credited) and before it reads the money.
+  kv.hook.afterGet = () => kv.two.refundPayment("pay_1", { ...debit, id: "le_r2" }, T + 5);
+  const r = await kv.one.refundPayment("pay_1", debit, T + 5);
+  assert.equal(r.outcome, "not_refundable"); // not "insufficient": that read the money after the other's debit
+  assert.equal(r.payment.status, "refunded");
+  const k = (await kv.two.getKey("key_a"))!;
+  assert.deepEqual([k.credited, k.balance], [50n, 50n], "debited once");
 });
 
 Deno.test("KvStore.watchThetaPool: another process's change wakes it within the poll (kv.watch alone would not)", async () => {

@@ -12,7 +12,7 @@ import type { Store } from "./store.ts";
 import { keyRecord } from "./test_fixtures.ts";
 import type { KeyOwner, Payment, PaymentSettlement } from "./shop_types.ts";
 
-const payment = (id: string, over: Partial<Payment> = {}): Payment => ({
+export const payment = (id: string, over: Partial<Payment> = {}): Payment => ({
   id,
   chatId: 7,
   packageId: "pkg_a",
@@ -28,7 +28,7 @@ const payment = (id: string, over: Partial<Payment> = {}): Payment => ({
 });
 
 /** A settlement crediting payment `id` of 100 to its key. */
-const credit = (id: string, charge: string | null, keyId = "key_a"): PaymentSettlement => ({
+export const credit = (id: string, charge: string | null, keyId = "key_a"): PaymentSettlement => ({
   paymentId: id,
   telegramChargeId: charge,
   credit: { entry: entry(keyId, `le_${id}`, 100n, { reference: `payment:${id}` }) },
@@ -45,7 +45,7 @@ const firstPurchase = (id: string, charge: string | null, keyId: string): Paymen
 });
 
 /** key_a (credited 50), owned by chat 7 through a first purchase of 50 (pay_0). */
-async function ownedKey(store: Store): Promise<void> {
+export async function ownedKey(store: Store): Promise<void> {
   await store.createPackage(pkg("pkg_a"));
   await store.createPayment(payment("pay_0", { keyId: null, creditUsd: 50n }));
   await store.settlePayment({

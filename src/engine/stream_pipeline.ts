@@ -15,6 +15,7 @@ import type { Relay, SseFrame, StreamDecoder, StreamEncoder } from "../protocols
 import { SSE_HEARTBEAT } from "../protocols/sse.ts";
 import type { FrameReader } from "../protocols/sse_parse.ts";
 import { onTick } from "../util/ticker.ts";
+import { yieldTurn } from "../util/yield_turn.ts";
 import type { PipelineDeadline } from "./run_deadline.ts";
 
 export type StreamMode =
@@ -121,6 +122,10 @@ export class StreamPipeline {
   /** Whether an event other than `start` and `usage` was seen (the end of the before-content check). */
   #content = false;
   #lastSent = Date.now();
+  /** Whether anything but heartbeats was written to the client. */
+  #written = false;
+  /** Set by the first client write: the next upstream read waits one event-loop turn (util/yield_turn.ts). */
+  #yieldBeforeRead = false;
 
   constructor(opts: StreamOptions) {
     this.#opts = opts;
@@ -178,6 +183,12 @@ export class StreamPipeline {
     try {
       for (;;) {
         if (this.#over) return;
+        if (this.#yieldBeforeRead) {
+          // The first bytes go out before the rest of a burst is read and translated.
+          this.#yieldBeforeRead = false;
+          await yieldTurn();
+          if (this.#over) return;
+        }
         const step = this.#primed ?? await this.#step();
         this.#primed = undefined;
         if (!step) return;
@@ -327,6 +338,7 @@ export class StreamPipeline {
   #send(text: string): void {
     if (text) {
       this.#controller.enqueue(encoder.encode(text));
+      if (!this.#written) this.#written = this.#yieldBeforeRead = true;
       this.#lastSent = Date.now();
     }
   }

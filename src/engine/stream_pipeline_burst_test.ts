@@ -1,0 +1,78 @@
+/**
+ * A burst (every frame already read when the stream starts): the first client chunk is on the wire before the
+ * rest is translated (util/yield_turn.ts). Served by `Deno.serve` to a client in another process, which leaves
+ * a marker file once it holds the first chunk; the translation of the burst's second batch waits for that
+ * marker synchronously, as a slow translation would hold the event loop.
+ */
+import assert from "node:assert/strict";
+import { GatewayError } from "../errors/gateway_error.ts";
+import { finish, start, text, translate, upstream, usage } from "./stream_pipeline_test_util.ts";
+import { StreamPipeline } from "./stream_pipeline.ts";
+
+/** Polls for the file without returning to the event loop; false after `ms`. */
+function seenWithin(path: string, ms: number): boolean {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    try {
+      Deno.statSync(path);
+      return true;
+    } catch { /* not yet */ }
+  }
+  return false;
+}
+
+const CLIENT = `
+const [url, marker] = Deno.args;
+const reader = (await fetch(url)).body.getReader();
+const dec = new TextDecoder();
+let all = "";
+for (let first = true;; first = false) {
+  const { done, value } = await reader.read();
+  if (done) break;
+  all += dec.decode(value);
+  if (first) Deno.writeTextFileSync(marker, "");
+}
+console.log(JSON.stringify(all));
+`;
+
+Deno.test("StreamPipeline: the first chunk of a burst reaches the client before the rest is translated", async () => {
+  const dir = await Deno.makeTempDir();
+  const marker = `${dir}/first-chunk`;
+  let seen: boolean | undefined;
+  const up = upstream([[start, text("Hi")], [text(" there")], [usage(2, 3), finish]]);
+  const outcomes: unknown[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, () => {
+    const pipe = new StreamPipeline({
+      batches: up.batches,
+      mode: translate(),
+      requestId: "req_t",
+      heartbeatMs: 60_000,
+      idleTimeoutMs: 60_000,
+      upstreamError: () => new GatewayError("upstream_unavailable"),
+      inspect: (e) => {
+        if (e.type === "text_delta" && e.text === " there") seen = seenWithin(marker, 5_000);
+        return undefined;
+      },
+      abortUpstream: () => {},
+      onDone: (o) => outcomes.push(o.finished),
+    });
+    return new Response(pipe.readable, { headers: { "content-type": "text/event-stream" } });
+  });
+  try {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["eval", CLIENT, `http://127.0.0.1:${server.addr.port}/`, marker],
+      stdout: "piped",
+      stderr: "inherit",
+    }).output();
+    assert.equal(out.code, 0);
+    assert.equal(
+      JSON.parse(new TextDecoder().decode(out.stdout)),
+      "start\ntext:Hi\ntext: there\nusage\nfinish\n",
+    );
+    assert.equal(seen, true, "the first chunk was written before the second batch was translated");
+    assert.deepEqual(outcomes, [true]);
+  } finally {
+    await server.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -8,20 +8,22 @@
  * A variant's K=V pairs are its environment; `DIR=/path` runs the gateway of another tree (a `git worktree` of
  * the previous commit). AB_LOAD picks the load: `json32` (default) and `stream32` report requests (streams)
  * per second and the gateway's CPU per response at 32 connections; `json1` the p50 latency at one connection
- * minus the mock's own, measured just before (the side by side's "c=1 added p50").
+ * minus the mock's own, measured just before (the side by side's "c=1 added p50"); `ttfb1` a stream's time to
+ * its first body chunk at one connection the same way (a Deno fetch client, bench/load.ts, as the side by side).
  */
 import { envNum } from "./env.ts";
+import { percentile, runLoad } from "./load.ts";
 import { createKey, type Proc, startChatMock, startGatewayProc } from "./procs.ts";
 import { loadCost } from "./proxy_cost.ts";
 import { chat, PATH } from "./scenarios.ts";
 import { ensureWrk, runWrk, wrkScript } from "./wrk.ts";
 
-type Load = "json32" | "stream32" | "json1";
+type Load = "json32" | "stream32" | "json1" | "ttfb1";
 const load = (Deno.env.get("AB_LOAD") ?? "json32") as Load;
 const seconds = envNum("AB_SECONDS", 5);
 const rounds = Number(Deno.args[0]);
-if (!Number.isInteger(rounds) || rounds < 1 || !["json32", "stream32", "json1"].includes(load)) {
-  console.error("usage: AB_LOAD=json32|stream32|json1 bench/ab.ts ROUNDS NAME[:K=V,...] ...");
+if (!Number.isInteger(rounds) || rounds < 1 || !["json32", "stream32", "json1", "ttfb1"].includes(load)) {
+  console.error("usage: AB_LOAD=json32|stream32|json1|ttfb1 bench/ab.ts ROUNDS NAME[:K=V,...] ...");
   Deno.exit(2);
 }
 const variants = Deno.args.slice(1).map((arg) => {
@@ -38,11 +40,19 @@ const missing = await ensureWrk(console.error);
 if (missing) throw new Error(missing);
 const mock = await startChatMock();
 const dir = await Deno.makeTempDir({ prefix: "gw-ab-" });
-const body = chat("Say hello in one short sentence.", load === "stream32");
+const body = chat("Say hello in one short sentence.", load === "stream32" || load === "ttfb1");
 const one = { connections: 1, threads: 1 };
 
-/** The mock's own c=1 p50 (json1): what the gateway's is compared with. */
+/** A stream's p50 time to its first body chunk at one connection (ttfb1), after a second of warm-up. */
+async function ttfbP50(url: string, headers: Record<string, string>): Promise<number> {
+  const r = await runLoad({ url, headers, body, concurrency: 1, warmupSeconds: 1, seconds });
+  if (r.errors) throw new Error(`ttfb1: ${r.errors} errors, the first: ${r.firstError}`);
+  return percentile(r.ttfb, 50);
+}
+
+/** The mock's own c=1 p50 (json1, ttfb1): what the gateway's is compared with. */
 async function directP50(): Promise<number> {
+  if (load === "ttfb1") return await ttfbP50(mock.url + PATH, { "content-type": "application/json" });
   const script = `${dir}/direct.lua`;
   await Deno.writeTextFile(script, wrkScript({ "content-type": "application/json" }, body));
   await runWrk({ script, url: mock.url + PATH, ...one, seconds: 1 });
@@ -52,7 +62,7 @@ async function directP50(): Promise<number> {
 const results = new Map<string, number[][]>();
 try {
   for (let round = 0; round < rounds; round++) {
-    const direct = load === "json1" ? await directP50() : 0;
+    const direct = load === "json1" || load === "ttfb1" ? await directP50() : 0;
     for (const v of variants) {
       const start: typeof startGatewayProc = v.env.DIR
         ? (await import(`${v.env.DIR}/bench/procs.ts`)).startGatewayProc
@@ -68,7 +78,16 @@ try {
           wrkScript({ "content-type": "application/json", authorization: `Bearer ${key}` }, body),
         );
         let figures: number[];
-        if (load === "json1") {
+        if (load === "ttfb1") {
+          const p50 = await ttfbP50(gw.url + PATH, {
+            "content-type": "application/json",
+            authorization: `Bearer ${key}`,
+          });
+          figures = [p50 - direct];
+          console.log(
+            `${round} ${v.name}: TTFB p50 ${p50.toFixed(3)} ms, added ${(p50 - direct).toFixed(3)} ms`,
+          );
+        } else if (load === "json1") {
           await runWrk({ script, url: gw.url + PATH, ...one, seconds: 1 });
           const p50 = (await runWrk({ script, url: gw.url + PATH, ...one, seconds })).p50Ms;
           figures = [p50 - direct];
@@ -95,7 +114,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 for (const [name, runs] of results) {
   const col = (i: number) => median(runs.map((r) => r[i]!));
   console.log(
-    load === "json1"
+    load === "json1" || load === "ttfb1"
       ? `median ${name}: added p50 ${col(0).toFixed(3)} ms`
       : `median ${name}: ${Math.round(col(0))}/s, ${col(1).toFixed(1)} µs CPU each`,
   );

@@ -14,6 +14,7 @@
  * hop costs an idle stream before any gateway logic. A name
  * given twice runs twice (a fresh process each time). BENCH_IDLE_PROMPT_BYTES pads each request's message to
  * about that many bytes (default: the side by side's one-line prompt): what a stream keeps of its request.
+ * BENCH_IDLE_SETTLE_S holds the streams that many seconds more and reads the RSS again (default 0: not).
  */
 import { envNum } from "./env.ts";
 import { holdBody, holdThrough, perStreamKiB, projectedMiB, type ProxyHold } from "./idle_streams.ts";
@@ -36,6 +37,7 @@ if (import.meta.main) {
     if (n !== "gateway" && n !== "gateway-plain" && !(n in PUMPS)) throw new Error(`unknown proxy ${n}`);
   }
   const streams = envNum("BENCH_SIDE_STREAMS", 10_000);
+  const settleMs = envNum("BENCH_IDLE_SETTLE_S", 0) * 1000;
   const body = holdBody(Number(Deno.env.get("BENCH_IDLE_PROMPT_BYTES") ?? 0));
   const fdLimit = 2 * streams + 1024; // two sockets per proxied stream, one in the mock
   const procs: Proc[] = [];
@@ -66,7 +68,7 @@ if (import.meta.main) {
         procs.push(proc);
         headers = { ...json, authorization: "Bearer up-alpha" };
       }
-      holds.push(await holdThrough(name, proc, { path: PATH, headers, body }, { streams, log }));
+      holds.push(await holdThrough(name, proc, { path: PATH, headers, body }, { streams, log, settleMs }));
       await proc.stop();
     }
   } finally {

@@ -150,8 +150,11 @@ export interface ProxyHold {
   firstError?: string;
   rampMs: number;
   idleKiB: number;
-  /** Highest VmRSS sampled with the streams open. */
+  /** Highest VmRSS sampled with the streams open (the second after the last one opened). */
   openKiB: number;
+  /** Highest VmRSS sampled in one second after they were held idle `settleMs` more, when asked for. */
+  settledKiB?: number;
+  settleMs?: number;
   fds: { idle: number; open: number; after: number };
 }
 
@@ -166,7 +169,7 @@ export async function holdThrough(
   name: string,
   proxy: Proc,
   req: { path: string; headers: Record<string, string>; body: string },
-  o: { streams: number; log: (s: string) => void },
+  o: { streams: number; log: (s: string) => void; settleMs?: number },
 ): Promise<ProxyHold> {
   await sleep(1000); // start-up garbage settles before "idle"
   const idleFds = await fdsOf(proxy.pid);
@@ -181,12 +184,19 @@ export async function holdThrough(
   const r = await holdIdleStreams(
     { url: proxy.url, ...req, n: attempted, batch: 500, timeoutMs: 180_000 },
     async () => {
-      let peak = 0;
-      for (let i = 0; i < 10; i++) {
-        peak = Math.max(peak, (await memoryOf(proxy.pid)).rssKiB);
-        await sleep(100);
-      }
-      return { peak, fds: await fdsOf(proxy.pid) };
+      const peakOver1s = async () => {
+        let peak = 0;
+        for (let i = 0; i < 10; i++) {
+          peak = Math.max(peak, (await memoryOf(proxy.pid)).rssKiB);
+          await sleep(100);
+        }
+        return peak;
+      };
+      const peak = await peakOver1s();
+      const fds = await fdsOf(proxy.pid);
+      if (!o.settleMs) return { peak, fds };
+      await sleep(o.settleMs);
+      return { peak, fds, settled: await peakOver1s() };
     },
   );
   await sleep(3000);
@@ -201,18 +211,24 @@ export async function holdThrough(
     rampMs: r.rampMs,
     idleKiB: idle.rssKiB,
     openKiB: r.value?.peak ?? NaN,
+    ...(r.value?.settled !== undefined ? { settledKiB: r.value.settled, settleMs: o.settleMs } : {}),
     fds: { idle: idleFds, open: r.value?.fds ?? NaN, after: await fdsOf(proxy.pid) },
   };
   o.log(
     `    opened ${r.opened}, errors ${r.errors}${r.firstError ? ` (first: ${r.firstError})` : ""}, ramp ${
       ms(r.rampMs)
-    }; RSS ${num(hold.openKiB / 1024, 1)} MB, ${
-      num(perStreamKiB(hold), 1)
-    } KB per stream; fds ${hold.fds.idle} / ${hold.fds.open} / ${hold.fds.after} (idle / open / 3 s after close)`,
+    }; RSS ${num(hold.openKiB / 1024, 1)} MB, ${num(perStreamKiB(hold), 1)} KB per stream${
+      hold.settledKiB !== undefined
+        ? ` (${num(settledPerStreamKiB(hold)!, 1)} after ${num(o.settleMs! / 1000)} s idle)`
+        : ""
+    }; fds ${hold.fds.idle} / ${hold.fds.open} / ${hold.fds.after} (idle / open / 3 s after close)`,
   );
   return hold;
 }
 
 export const perStreamKiB = (h: ProxyHold) => (h.openKiB - h.idleKiB) / h.opened;
+/** The same once the streams were held idle a while (ProxyHold.settledKiB), when measured. */
+export const settledPerStreamKiB = (h: ProxyHold) =>
+  h.settledKiB === undefined ? undefined : (h.settledKiB - h.idleKiB) / h.opened;
 /** RSS with `requested` streams, from the idle RSS and the measured KB per stream. */
 export const projectedMiB = (h: ProxyHold) => (h.idleKiB + perStreamKiB(h) * h.requested) / 1024;

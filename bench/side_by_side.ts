@@ -16,6 +16,7 @@
  *
  * Env: BENCH_SIDE_SECONDS (each c=32 run, default 10; the c=1 runs take half), BENCH_SIDE_WARMUP (wrk
  * warm-up before each c=32 run, default 2), BENCH_SIDE_STREAMS (idle streams, default 10000),
+ * BENCH_SIDE_SETTLE_S (how long they are held before their RSS is read again, default 40; 0: not read again),
  * BENCH_SIDE_BASELINE=1 (record the run as the baseline section, which later runs keep).
  */
 import { threadCores, threadJiffies, withCpu } from "./cpu.ts";
@@ -293,13 +294,20 @@ export function sideOptionsFromEnv(
   procs: Proc[],
   base: string,
 ): SideOptions {
-  const set = ["BENCH_SIDE_SECONDS", "BENCH_SIDE_WARMUP", "BENCH_SIDE_STREAMS", "BENCH_SIDE_BASELINE"]
+  const set = [
+    "BENCH_SIDE_SECONDS",
+    "BENCH_SIDE_WARMUP",
+    "BENCH_SIDE_STREAMS",
+    "BENCH_SIDE_SETTLE_S",
+    "BENCH_SIDE_BASELINE",
+  ]
     .filter((n) => Deno.env.get(n))
     .map((n) => `${n}=${Deno.env.get(n)}`);
   return {
     seconds: envNum("BENCH_SIDE_SECONDS", 10),
     warmup: envNum("BENCH_SIDE_WARMUP", 2),
     streams: envNum("BENCH_SIDE_STREAMS", 10_000),
+    settleMs: envNum("BENCH_SIDE_SETTLE_S", 40) * 1000,
     log,
     procs,
     command: set.length ? `${set.join(" ")} ${base}` : base,

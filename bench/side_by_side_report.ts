@@ -1,6 +1,12 @@
 /** The Markdown of the side-by-side section (bench/side_by_side.ts, issue 18) and the figures it shows. */
 import type { CpuUse } from "./cpu.ts";
-import { FD_MARGIN, perStreamKiB, projectedMiB, type ProxyHold } from "./idle_streams.ts";
+import {
+  FD_MARGIN,
+  perStreamKiB,
+  projectedMiB,
+  type ProxyHold,
+  settledPerStreamKiB,
+} from "./idle_streams.ts";
 import { type LoadResult, percentile } from "./load.ts";
 import { STREAM_FRAMES } from "./chat_mock.ts";
 import type { Proc } from "./procs.ts";
@@ -34,6 +40,8 @@ export interface SideOptions {
   seconds: number;
   warmup: number;
   streams: number;
+  /** How long the idle streams are held before their RSS is read again (V8 collects the ramp's garbage). */
+  settleMs: number;
   log: (s: string) => void;
   /** Processes started here are added, so the caller's signal handler stops them too. */
   procs: Proc[];
@@ -218,6 +226,7 @@ export function render({ o, commit, wrk, runs, rows, profiled, holds }: Rendered
       "RSS with all open",
       "KB per stream",
       `RSS projected at ${num(o.streams)}`,
+      `KB per stream after ${num(o.settleMs / 1000)} s idle`,
       "Ramp",
       "Open fds: idle / all open / 3 s after close",
     ],
@@ -228,10 +237,11 @@ export function render({ o, commit, wrk, runs, rows, profiled, holds }: Rendered
       `${num(h.openKiB / 1024, 1)} MB`,
       num(perStreamKiB(h), 1),
       `${num(projectedMiB(h), 1)} MB`,
+      settledPerStreamKiB(h) === undefined ? "—" : num(settledPerStreamKiB(h)!, 1),
       `${num(h.rampMs / 1000, 1)} s`,
       `${num(h.fds.idle)} / ${num(h.fds.open)} / ${num(h.fds.after)}`,
     ]),
-    [false, true, true, true, true, true, true, true],
+    [false, true, true, true, true, true, true, true, true],
   );
 
   const cpuRows: string[][] = [];
@@ -322,7 +332,10 @@ export function render({ o, commit, wrk, runs, rows, profiled, holds }: Rendered
     targets,
     "",
     `Idle streams (the mock sends the first content chunk, then nothing while the client is connected); a fresh ` +
-    "process of each proxy, raw HTTP/1.1 client connections opened 500 at a time (bench/idle_streams.ts):",
+    "process of each proxy, raw HTTP/1.1 client connections opened 500 at a time (bench/idle_streams.ts). " +
+    "RSS with all open is the highest sampled in the second after the last one opened — what the targets are " +
+    "judged on; the streams are then held idle and the RSS read again: a Deno process frees the garbage of " +
+    "the ramp only when V8's memory reducer runs, some seconds after the allocations stop:",
     "",
     holdTable,
     "",
@@ -426,8 +439,12 @@ const holdMet = (h: ProxyHold) =>
 /** A gateway's idle-stream hold for the targets table: what it held, or what went wrong. */
 function holdSummary(h: ProxyHold): string {
   if (!holdOk(h)) return `${num(h.opened)} of ${num(h.attempted)} opened, ${h.errors} errors`;
+  const settled = settledPerStreamKiB(h);
   return `${num(h.openKiB / 1024, 1)} MB with ${num(h.opened)} open (${
     num(perStreamKiB(h), 1)
   } KB per stream)` +
-    (h.attempted < h.requested ? `; ${num(projectedMiB(h), 1)} MB projected at ${num(h.requested)}` : "");
+    (h.attempted < h.requested ? `; ${num(projectedMiB(h), 1)} MB projected at ${num(h.requested)}` : "") +
+    (settled === undefined
+      ? ""
+      : `; ${num(settled, 1)} KB per stream after ${num(h.settleMs! / 1000)} s idle`);
 }

@@ -1,9 +1,10 @@
 /**
- * Beta's server prompt on a native Messages body (src/protocols/anthropic/system_prefix.ts): spliced into
+ * Edits of a native body on the client's bytes. Beta's server prompt on a native Messages body (src/protocols/anthropic/system_prefix.ts): spliced into
  * the client's bytes, against re-serialising the parsed body, over a ~1 MiB body whose `system` comes last
  * (the scan then crosses the whole conversation: the worst case).
  */
 import { prefixSystemBytes } from "../src/protocols/anthropic/system_prefix.ts";
+import { setMembers } from "../src/util/json_span.ts";
 import { bigBody } from "./estimate_bench.ts";
 
 export interface PrefixResult {
@@ -44,5 +45,21 @@ export function benchSystemPrefix(runs = 200): PrefixResult {
     runs,
     spliceMedianMs: time(runs, () => prefixSystemBytes(raw, body, prompt)),
     stringifyMedianMs: time(runs, () => new TextEncoder().encode(JSON.stringify(body))),
+  };
+}
+
+/**
+ * The members a native request gets from the gateway (src/engine/generate.ts `nativeBody`: here a streamed Chat
+ * request's `stream_options`) put into the client's ~1 MiB body in place, against re-serialising the object.
+ */
+export function benchMemberSplice(runs = 200): PrefixResult {
+  const body = { ...JSON.parse(bigBody()) as Record<string, unknown>, stream: true };
+  const raw = new TextEncoder().encode(JSON.stringify(body));
+  const changes = { stream_options: { include_usage: true } };
+  return {
+    bodyBytes: raw.byteLength,
+    runs,
+    spliceMedianMs: time(runs, () => setMembers(raw, body, changes)),
+    stringifyMedianMs: time(runs, () => new TextEncoder().encode(JSON.stringify({ ...body, ...changes }))),
   };
 }

@@ -19,6 +19,7 @@ import type { Protocol, ProtocolName } from "../protocols/codec.ts";
 import { PROTOCOLS } from "../protocols/registry.ts";
 import { formatUsd } from "../money/usd.ts";
 import { jsonDepthExceeds, MAX_BODY_DEPTH } from "../util/json_depth.ts";
+import { setMembers } from "../util/json_span.ts";
 import { AnswerTrace } from "./answer_trace.ts";
 import { forward } from "./forward.ts";
 
@@ -252,9 +253,11 @@ function budgetField(surface: ProtocolName, body: Record<string, unknown>): stri
 
 /**
  * The body for a native upstream: the client's own bytes when the body is still the object parsed from
- * them (`original`: no family rule or file translation replaced it) and the protocol changed no top-level
- * value — no re-serialising of a large prompt. Rules and translation signal a change by identity. A server
- * prompt is put on those bytes by the codec, or on the prepared object.
+ * them (`original`: no family rule or file translation replaced it), with the top-level members the protocol
+ * or the family set (the upstream model, a stream's `stream_options`, the family's fields) put into them in
+ * place — no re-serialising of a large prompt. Rules and translation signal a change by identity; a removed
+ * member or a duplicated one takes the prepared object instead. A server prompt is put on those bytes by the
+ * codec, or on the prepared object.
  */
 function nativeBody(
   surface: Protocol,
@@ -262,14 +265,23 @@ function nativeBody(
   original: { body: Record<string, unknown>; raw: Uint8Array } | undefined,
   prompt: string | undefined,
 ): Record<string, unknown> | Uint8Array {
-  const raw = original && sameMembers(prepared, original.body) ? original.raw : undefined;
+  const raw = original && withChangedMembers(prepared, original);
   if (prompt === undefined) return raw ?? prepared;
   return surface.prefixSystem!(prepared, raw, prompt);
 }
 
-function sameMembers(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
-  const keys = Object.keys(a);
-  if (keys.length !== Object.keys(b).length) return false;
-  for (const k of keys) if (a[k] !== b[k]) return false;
-  return true;
+/** `original.raw` with the members `prepared` changed or added set in place; undefined if it removed one. */
+function withChangedMembers(
+  prepared: Record<string, unknown>,
+  original: { body: Record<string, unknown>; raw: Uint8Array },
+): Uint8Array | undefined {
+  const changes: Record<string, unknown> = {};
+  let changed = false;
+  for (const k of Object.keys(prepared)) {
+    if (prepared[k] === original.body[k]) continue;
+    changes[k] = prepared[k];
+    changed = true;
+  }
+  for (const k of Object.keys(original.body)) if (!Object.hasOwn(prepared, k)) return undefined;
+  return changed ? setMembers(original.raw, original.body, changes) : original.raw;
 }

@@ -124,8 +124,6 @@ export class StreamPipeline {
   #lastSent = Date.now();
   /** Whether anything but heartbeats was written to the client. */
   #written = false;
-  /** Set by the first client write: the next upstream read waits one event-loop turn (util/yield_turn.ts). */
-  #yieldBeforeRead = false;
 
   constructor(opts: StreamOptions) {
     this.#opts = opts;
@@ -183,19 +181,19 @@ export class StreamPipeline {
     try {
       for (;;) {
         if (this.#over) return;
-        if (this.#yieldBeforeRead) {
-          // The first bytes go out before the rest of a burst is read and translated.
-          this.#yieldBeforeRead = false;
-          await yieldTurn();
-          if (this.#over) return;
-        }
         const step = this.#primed ?? await this.#step();
         this.#primed = undefined;
         if (!step) return;
         if (step.error) return this.#fail(step.text, step.error);
         // The terminal frames are out: close, whatever the upstream still sends.
         if (step.done || this.#finished) return this.#close(step.text);
-        if (step.text) return this.#send(step.text);
+        if (!step.text) continue;
+        const first = !this.#written;
+        this.#send(step.text);
+        // No next pull before this one ends: the first bytes go out (util/yield_turn.ts) before the rest of a
+        // burst is read and translated.
+        if (first) await yieldTurn();
+        return;
       }
     } catch (err) {
       this.#fail("", this.#asStreamError(err));
@@ -338,7 +336,7 @@ export class StreamPipeline {
   #send(text: string): void {
     if (text) {
       this.#controller.enqueue(encoder.encode(text));
-      if (!this.#written) this.#written = this.#yieldBeforeRead = true;
+      this.#written = true;
       this.#lastSent = Date.now();
     }
   }

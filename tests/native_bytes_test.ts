@@ -11,102 +11,88 @@ import { fixedUpstream } from "./upstream_stubs.ts";
 
 const MESSAGES = `[ {"role" : "user", "content" : "caf\\u00e9 \\"[[sim:words=3]]\\"\\n\\/"} ]`;
 
-/** Records each request's body text and passes the request on to the simulator. */
-function recordingUpstream() {
+/**
+ * A test gateway whose `upstreamVar` family goes through an upstream that records each request's body text and
+ * passes the request on to the simulator; `send` posts raw text with a fresh key.
+ */
+async function withRecordingUpstream(
+  upstreamVar: string,
+  fn: (send: (path: string, text: string) => Promise<Response>, bodies: string[]) => Promise<void>,
+): Promise<void> {
   const bodies: string[] = [];
-  let target = "";
+  let simulator = "";
   const up = fixedUpstream(async (req) => {
     const text = await req.text();
     bodies.push(text);
-    const url = new URL(req.url);
-    return await fetch(target + url.pathname, { method: "POST", headers: req.headers, body: text });
+    return await fetch(simulator + new URL(req.url).pathname, {
+      method: "POST",
+      headers: req.headers,
+      body: text,
+    });
   });
-  return { ...up, bodies, to: (url: string) => (target = url) };
+  try {
+    await withGateway(async (t) => {
+      simulator = t.sim.url;
+      const { key } = await t.newKey("5.00");
+      const send = (path: string, text: string) =>
+        fetch(t.url + path, {
+          method: "POST",
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+          body: text,
+        });
+      await fn(send, bodies);
+    }, { [upstreamVar]: up.url });
+  } finally {
+    await up.close();
+  }
 }
 
-async function send(url: string, key: string, path: string, text: string): Promise<Response> {
-  return await fetch(url + path, {
-    method: "POST",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: text,
-  });
-}
+Deno.test("native Chat stream: the upstream gets the client's bytes with stream_options put in", () =>
+  withRecordingUpstream("ALPHA_UPSTREAM_URL", async (send, bodies) => {
+    const client = `{ "model":"k3",  "stream" : true, "messages" : ${MESSAGES} }`;
+    const res = await send("/v1/chat/completions", client);
+    assert.equal(res.status, 200);
+    assert.ok((await readFrames(res)).raw.includes("data: [DONE]"));
+    assert.equal(bodies.length, 1);
+    assert.equal(
+      bodies[0],
+      `{"stream_options":{"include_usage":true}, "model":"k3",  "stream" : true, "messages" : ${MESSAGES} }`,
+    );
+    // A client's own stream_options is set in place, its other bytes kept.
+    const asked =
+      `{"model":"k3","stream_options" : {"include_usage":false},"stream":true,"messages":${MESSAGES}}`;
+    assert.equal((await send("/v1/chat/completions", asked)).status, 200);
+    assert.equal(
+      bodies[1],
+      `{"model":"k3","stream_options" : {"include_usage":true},"stream":true,"messages":${MESSAGES}}`,
+    );
+    // Without a stream nothing changes: the bytes as they came.
+    const plain = `{"model":"k3","messages":${MESSAGES}}`;
+    assert.equal((await send("/v1/chat/completions", plain)).status, 200);
+    assert.equal(bodies[2], plain);
+  }));
 
-Deno.test("native Chat stream: the upstream gets the client's bytes with stream_options put in", async () => {
-  const up = recordingUpstream();
-  try {
-    await withGateway(async (t) => {
-      up.to(t.sim.url);
-      const k = await t.newKey("5.00");
-      const client = `{ "model":"k3",  "stream" : true, "messages" : ${MESSAGES} }`;
-      const res = await send(t.url, k.key, "/v1/chat/completions", client);
-      assert.equal(res.status, 200);
-      const frames = await readFrames(res);
-      assert.ok(frames.raw.includes("data: [DONE]"));
-      assert.equal(up.bodies.length, 1);
-      assert.equal(
-        up.bodies[0],
-        `{"stream_options":{"include_usage":true}, "model":"k3",  "stream" : true, "messages" : ${MESSAGES} }`,
-      );
-      // A client's own stream_options is set in place, its other bytes kept.
-      const asked =
-        `{"model":"k3","stream_options" : {"include_usage":false},"stream":true,"messages":${MESSAGES}}`;
-      assert.equal((await send(t.url, k.key, "/v1/chat/completions", asked)).status, 200);
-      assert.equal(
-        up.bodies[1],
-        `{"model":"k3","stream_options" : {"include_usage":true},"stream":true,"messages":${MESSAGES}}`,
-      );
-      // Without a stream nothing changes: the bytes as they came.
-      const plain = `{"model":"k3","messages":${MESSAGES}}`;
-      assert.equal((await send(t.url, k.key, "/v1/chat/completions", plain)).status, 200);
-      assert.equal(up.bodies[2], plain);
-    }, { ALPHA_UPSTREAM_URL: up.url });
-  } finally {
-    await up.close();
-  }
-});
+Deno.test("native Responses for eta: the upstream model and effort are set in place, the input kept", () =>
+  withRecordingUpstream("DELTA_UPSTREAM_URL", async (send, bodies) => {
+    const input = `[{"role":"user","content":"caf\\u00e9 [[sim:words=3]]"}]`;
+    const res = await send("/v1/responses", `{"model": "delta-eta-4.6-high", "input" : ${input}}`);
+    assert.equal(res.status, 200);
+    assert.equal((await res.json()).model, "delta-eta-4.6-high");
+    assert.equal(bodies[0], `{"reasoning":{"effort":"high"},"model": "eta-4.6", "input" : ${input}}`);
+  }));
 
-Deno.test("native Responses for eta: the upstream model and effort are set in place, the input kept", async () => {
-  const up = recordingUpstream();
-  try {
-    await withGateway(async (t) => {
-      up.to(t.sim.url);
-      const k = await t.newKey("5.00");
-      const input = `[{"role":"user","content":"caf\\u00e9 [[sim:words=3]]"}]`;
-      const client = `{"model": "delta-eta-4.6-high", "input" : ${input}}`;
-      const res = await send(t.url, k.key, "/v1/responses", client);
-      assert.equal(res.status, 200, await res.clone().text());
-      assert.equal((await res.json()).model, "delta-eta-4.6-high");
-      assert.equal(
-        up.bodies[0],
-        `{"reasoning":{"effort":"high"},"model": "eta-4.6", "input" : ${input}}`,
-      );
-    }, { DELTA_UPSTREAM_URL: up.url });
-  } finally {
-    await up.close();
-  }
-});
-
-Deno.test("a duplicated member the gateway sets: the body is serialised again, one member each", async () => {
-  const up = recordingUpstream();
-  try {
-    await withGateway(async (t) => {
-      up.to(t.sim.url);
-      const k = await t.newKey("5.00");
-      const client =
-        `{"model":"k3","stream":true,"stream_options":{},"stream_options":{},"messages":${MESSAGES}}`;
-      const res = await send(t.url, k.key, "/v1/chat/completions", client);
-      assert.equal(res.status, 200);
-      await readFrames(res);
-      assert.deepEqual(JSON.parse(up.bodies[0]!), {
-        model: "k3",
-        stream: true,
-        stream_options: { include_usage: true },
-        messages: JSON.parse(MESSAGES),
-      });
-      assert.equal(up.bodies[0]!.match(/stream_options/g)?.length, 1);
-    }, { ALPHA_UPSTREAM_URL: up.url });
-  } finally {
-    await up.close();
-  }
-});
+Deno.test("a duplicated member the gateway sets: the body is serialised again, one member each", () =>
+  withRecordingUpstream("ALPHA_UPSTREAM_URL", async (send, bodies) => {
+    const client =
+      `{"model":"k3","stream":true,"stream_options":{},"stream_options":{},"messages":${MESSAGES}}`;
+    const res = await send("/v1/chat/completions", client);
+    assert.equal(res.status, 200);
+    await readFrames(res);
+    assert.deepEqual(JSON.parse(bodies[0]!), {
+      model: "k3",
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: JSON.parse(MESSAGES),
+    });
+    assert.equal(bodies[0]!.match(/stream_options/g)?.length, 1);
+  }));

@@ -167,7 +167,7 @@ function openStream(
     ...(policy.beforeContent ? { beforeContent: (ev: IREvent) => policy.beforeContent!(ev, call) } : {}),
     ...(codes.streamBroken ? { brokenError: () => new GatewayError(codes.streamBroken!) } : {}),
     ...(deadline ? { deadline } : {}),
-    cut: x.app.inflight.signal,
+    cut: x.app.inflight,
     abortUpstream: () => abort.abort(),
     onFault: (err) =>
       log.warn("stream failed", {

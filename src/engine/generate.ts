@@ -158,7 +158,7 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
   // The shutdown's cut before the answer started: the upstream call is aborted, and the request answers 503.
   const shutdown = () => abort.abort(cut.reason);
   ctx.req.signal.addEventListener("abort", clientGone);
-  cut.addEventListener("abort", shutdown);
+  const watcher = app.inflight.onCut(shutdown);
   try {
     return await forward({
       app,
@@ -192,7 +192,7 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
     throw cut.aborted ? cut.reason : err;
   } finally {
     ctx.req.signal.removeEventListener("abort", clientGone);
-    cut.removeEventListener("abort", shutdown);
+    app.inflight.offCut(watcher);
   }
 }
 

@@ -14,6 +14,7 @@ import { emptyUsage, type IRUsage, mergeUsage } from "../ir/usage.ts";
 import type { Relay, SseFrame, StreamDecoder, StreamEncoder } from "../protocols/codec.ts";
 import { SSE_HEARTBEAT } from "../protocols/sse.ts";
 import type { FrameReader } from "../protocols/sse_parse.ts";
+import type { CutWatch, CutWatcher } from "../util/in_flight.ts";
 import { onTick } from "../util/ticker.ts";
 import { yieldTurn } from "../util/yield_turn.ts";
 import type { PipelineDeadline } from "./run_deadline.ts";
@@ -68,10 +69,11 @@ export interface StreamOptions {
    */
   deadline?: PipelineDeadline;
   /**
-   * Aborted (with a GatewayError reason) when a graceful shutdown's grace ran out: the stream ends now with
-   * that error frame, after the text already read, and settles (README "Graceful shutdown").
+   * A graceful shutdown's cut (its signal aborted with a GatewayError reason once the grace ran out): the
+   * stream ends then with that error frame, after the text already read, and settles (README "Graceful
+   * shutdown").
    */
-  cut?: AbortSignal;
+  cut?: CutWatch;
   /** Abort the upstream request (client gone, timeout, failure). */
   abortUpstream(): void;
   /** Called exactly once when the stream is over, however it ended. */
@@ -124,6 +126,8 @@ export class StreamPipeline {
   #lastSent = Date.now();
   /** Whether anything but heartbeats was written to the client. */
   #written = false;
+  /** Registered to be told of the shutdown's cut (`StreamOptions.cut`). */
+  #watcher: CutWatcher | undefined;
 
   constructor(opts: StreamOptions) {
     this.#opts = opts;
@@ -141,8 +145,7 @@ export class StreamPipeline {
       pull: () => this.#pull(),
       cancel: () => this.#cancel(),
     }, { highWaterMark: 0 });
-    if (opts.cut?.aborted) this.#cut();
-    else opts.cut?.addEventListener("abort", this.#cut);
+    this.#watcher = opts.cut?.onCut(this.#cut);
   }
 
   /**
@@ -366,7 +369,7 @@ export class StreamPipeline {
     this.#primed = undefined;
     if (primed?.error) return this.#fail(primed.text, primed.error);
     if (this.#finished) return this.#close(primed?.text ?? ""); // the whole answer was read before the 200
-    const reason = this.#opts.cut?.reason;
+    const reason = this.#opts.cut?.signal.reason;
     this.#fail(primed?.text ?? "", reason instanceof GatewayError ? reason : this.#broken());
   };
 
@@ -380,7 +383,7 @@ export class StreamPipeline {
   #done(end: StreamEnd): void {
     this.#over = true;
     this.#stopTicking();
-    this.#opts.cut?.removeEventListener("abort", this.#cut);
+    if (this.#watcher) this.#opts.cut?.offCut(this.#watcher);
     this.#reader.cancel().catch(() => {});
     this.#opts.onDone(this.#outcome(end));
   }

@@ -50,3 +50,47 @@ Deno.test("InFlight.hurry ends the grace now (a second shutdown signal)", async 
   f.hurry();
   assert.deepEqual(await draining, { cut: 1, left: 0 });
 });
+
+Deno.test("InFlight.onCut: told once, in order, when the cut comes (the signal aborted with its reason); offCut: not told", async () => {
+  const f = new InFlight();
+  const leave = f.enter();
+  const told: unknown[] = [];
+  const first = f.onCut(() => told.push("taken back, first"));
+  f.onCut(() => told.push(f.signal.reason));
+  const middle = f.onCut(() => told.push("taken back, middle"));
+  f.onCut(leave);
+  const last = f.onCut(() => told.push("taken back, last"));
+  f.offCut(middle);
+  f.offCut(first);
+  f.offCut(last);
+  f.offCut(middle); // twice: nothing
+  f.onCut(() => told.push("after"));
+  const draining = f.drain(3_600_000, REASON, 3_600_000);
+  assert.deepEqual(told, [], "not during the grace");
+  f.hurry();
+  assert.deepEqual(await draining, { cut: 1, left: 0 });
+  assert.deepEqual(told, [REASON, "after"], "in the order registered");
+  await f.drain(0, new Error("again"), 0);
+  assert.deepEqual(told, [REASON, "after"], "a second drain tells nobody again");
+});
+
+Deno.test("InFlight.onCut after the cut calls at once", async () => {
+  const f = new InFlight();
+  await f.drain(0, REASON, 0);
+  let reason: unknown;
+  f.onCut(() => reason = f.signal.reason);
+  assert.equal(reason, REASON);
+});
+
+Deno.test("InFlight: one told of the cut that throws does not keep the others from being told; drain rejects with it", async () => {
+  const f = new InFlight();
+  const told: string[] = [];
+  const broken = new Error("broken");
+  f.onCut(() => told.push("a"));
+  f.onCut(() => {
+    throw broken;
+  });
+  f.onCut(() => told.push("c"));
+  await assert.rejects(f.drain(0, REASON, 0), broken);
+  assert.deepEqual(told, ["a", "c"]);
+});

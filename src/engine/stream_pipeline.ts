@@ -15,7 +15,7 @@ import type { Relay, SseFrame, StreamDecoder, StreamEncoder } from "../protocols
 import { SSE_HEARTBEAT } from "../protocols/sse.ts";
 import type { FrameReader } from "../protocols/sse_parse.ts";
 import type { CutWatch, CutWatcher } from "../util/in_flight.ts";
-import { onTick } from "../util/ticker.ts";
+import { onTick, stopTicking, type Ticking } from "../util/ticker.ts";
 import { yieldTurn } from "../util/yield_turn.ts";
 import type { PipelineDeadline } from "./run_deadline.ts";
 
@@ -109,7 +109,7 @@ export class StreamPipeline {
   readonly #opts: StreamOptions;
   readonly #reader: FrameReader;
   #controller!: ReadableStreamDefaultController<Uint8Array>;
-  readonly #stopTicking: () => void;
+  readonly #ticking: Ticking;
   #usage: IRUsage | undefined;
   #delivered = 0;
   #events = 0;
@@ -134,7 +134,7 @@ export class StreamPipeline {
     this.#reader = opts.batches;
     opts.onOpen?.(() => this.#outcome({ cancelled: true }));
     const untilDeadline = opts.deadline ? opts.deadline.at - Date.now() : Infinity;
-    this.#stopTicking = onTick(
+    this.#ticking = onTick(
       Math.min(opts.heartbeatMs, opts.idleTimeoutMs, untilDeadline) / 4,
       (now) => this.#tick(now),
     );
@@ -382,7 +382,7 @@ export class StreamPipeline {
 
   #done(end: StreamEnd): void {
     this.#over = true;
-    this.#stopTicking();
+    stopTicking(this.#ticking);
     if (this.#watcher) this.#opts.cut?.offCut(this.#watcher);
     this.#reader.cancel().catch(() => {});
     this.#opts.onDone(this.#outcome(end));

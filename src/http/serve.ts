@@ -23,6 +23,7 @@
  * `Deno.serve` without the deadlines and says so once on stderr; `tests/hostile_edges_test.ts`
  * checks that the deadlines are active on the Deno the project pins.
  */
+import { EntryList } from "../util/entry_list.ts";
 
 /** Per-connection facts the handler needs (see server.ts: the missing-Host check, the address limit). */
 export interface ConnMeta {
@@ -148,7 +149,7 @@ export function serveGateway(opts: ServeOptions, handler: GatewayHandler): Gatew
     port: opts.port,
     reusePort: opts.reusePort ?? false,
   });
-  const live = new Set<ConnServer>();
+  const live = new EntryList<ConnServer>();
   let closing = false;
 
   const serveConnection = (conn: Deno.Conn) => {
@@ -194,11 +195,11 @@ export function serveGateway(opts: ServeOptions, handler: GatewayHandler): Gatew
       () => {},
     );
     arm(headerTimeoutMs);
-    live.add(server);
+    const entry = live.add(server);
     const done = () => {
       finished = true;
       if (timer !== undefined) clearTimeout(timer);
-      live.delete(server);
+      live.remove(entry);
     };
     server.finished.then(done, done);
   };
@@ -242,7 +243,9 @@ export function serveGateway(opts: ServeOptions, handler: GatewayHandler): Gatew
         listener.close();
       } catch { /* already closed */ }
       await acceptLoop;
-      await Promise.all([...live].map((s) => s.shutdown().catch(() => {})));
+      const open: Promise<void>[] = [];
+      live.forEach((s) => open.push(s.shutdown().catch(() => {})));
+      await Promise.all(open);
     },
   };
 }

@@ -11,7 +11,7 @@
  * taken from the pool that the upstream closed meanwhile (its idle timeout racing our request) fails before
  * any answer byte: that one request is sent again on a new connection, as hyper and undici do.
  */
-import { onTick } from "../util/ticker.ts";
+import { onTick, stopTicking, type Ticking } from "../util/ticker.ts";
 import {
   headEnd,
   MAX_HEAD_BYTES,
@@ -29,6 +29,7 @@ import {
   newLink,
 } from "./wire_link.ts";
 import { type UpstreamResponse, WireResponse } from "./upstream_response.ts";
+import { EntryList } from "../util/entry_list.ts";
 
 /** The upstream could not be reached (refused, reset, DNS or TLS failure while connecting): nothing was sent. */
 export class UpstreamConnectError extends Error {
@@ -80,13 +81,13 @@ const USER_AGENT = `Deno/${Deno.version.deno}`;
 export class WireClient {
   readonly #idle = new Map<string, Pooled[]>();
   /** Connections whose cancelled body is being read to its end (wire_link.ts bodyStream). */
-  readonly #draining = new Set<Conn>();
+  readonly #draining = new EntryList<Conn>();
   readonly #drains: DrainOwner = { draining: this.#draining, closed: () => this.#closed };
   readonly #origins = new Map<string, Origin>();
   readonly #maxIdle: number;
   readonly #idleMs: number;
   readonly #caCerts: string[] | undefined;
-  #stopSweep: (() => void) | undefined;
+  #sweeping: Ticking | undefined;
   #closed = false;
 
   constructor(opts: WireClientOptions = {}) {
@@ -122,11 +123,11 @@ export class WireClient {
   /** Closes every idle connection; answers still being read finish on theirs, which are then closed. */
   close(): void {
     this.#closed = true;
-    for (const conn of this.#draining) closeQuietly(conn);
+    for (const conn of this.#draining.takeAll()) closeQuietly(conn);
     for (const list of this.#idle.values()) for (const l of list) closeQuietly(l.conn);
     this.#idle.clear();
-    this.#stopSweep?.();
-    this.#stopSweep = undefined;
+    if (this.#sweeping) stopTicking(this.#sweeping);
+    this.#sweeping = undefined;
   }
 
   #target(url: string): { origin: Origin; target: string } {
@@ -160,7 +161,7 @@ export class WireClient {
     if (this.#closed || list.length >= this.#maxIdle) return closeQuietly(link.conn);
     link.idleSince = Date.now();
     list.push(link);
-    this.#stopSweep ??= onTick(Math.max(50, this.#idleMs / 4), (now) => this.#sweep(now));
+    this.#sweeping ??= onTick(Math.max(50, this.#idleMs / 4), (now) => this.#sweep(now));
   }
 
   /** Closes connections idle past idleMs; stops ticking once none is idle. */
@@ -173,8 +174,8 @@ export class WireClient {
       left += keep.length;
     }
     if (left === 0) {
-      this.#stopSweep?.();
-      this.#stopSweep = undefined;
+      if (this.#sweeping) stopTicking(this.#sweeping);
+      this.#sweeping = undefined;
     }
   }
 

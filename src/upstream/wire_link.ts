@@ -6,6 +6,7 @@
 import { PlainStream } from "../util/plain_streams.ts";
 import { deadline } from "../util/ticker.ts";
 import { ChunkedDecoder, type ResponseHead, UpstreamProtocolFailure } from "./http1_framing.ts";
+import type { EntryList } from "../util/entry_list.ts";
 
 export type Conn = Deno.TcpConn | Deno.TlsConn;
 
@@ -22,7 +23,7 @@ export interface Link {
 /** What a cancelled body's drain needs from the client that owns the connection. */
 export interface DrainOwner {
   /** Connections being drained: the owner closes them if it closes meanwhile. */
-  draining: Set<Conn>;
+  draining: EntryList<Conn>;
   /** The owner has closed: a drain stops at once. */
   closed(): boolean;
 }
@@ -82,7 +83,7 @@ export function bodyStream(
   /** After a cancel: reads the rest (discarded) within DRAIN_MS and DRAIN_BYTES; the connection is kept only
    *  if the body ended cleanly. */
   const drain = async () => {
-    owner.draining.add(link.conn);
+    const draining = owner.draining.add(link.conn);
     const stop = deadline(DRAIN_MS, () => finish(false)); // closes the socket: a pending read rejects
     let read = 0;
     try {
@@ -98,7 +99,7 @@ export function bodyStream(
       finish(false);
     } finally {
       stop();
-      owner.draining.delete(link.conn);
+      owner.draining.remove(draining);
     }
   };
   return new PlainStream<Uint8Array>({

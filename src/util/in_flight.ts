@@ -4,21 +4,16 @@
  * nothing is in flight or the grace ran out, then aborts the signal and tells the work still registered —
  * whatever is still in flight ends now, and nothing new starts — and waits, briefly, for it to end.
  */
+import { EntryList, type ListEntry, outEntry } from "./entry_list.ts";
+
 export class InFlight {
   #count = 0;
   /** Wakes a `drain` that waits (nothing left in flight, or `hurry`). */
   #wake: (() => void) | undefined;
   #hurried = false;
   readonly #cut = new AbortController();
-  /**
-   * Told of the cut, in the order registered: a linked list, not listeners on `signal`. An AbortSignal scans
-   * its whole listener list on every add (for a duplicate) and remove, and every request and every open
-   * stream registers here: with 10,000 streams open each add or remove cost ≈45 µs. Nor a Set: a Set that
-   * lives long rebuilds its table in the old generation as entries come and go, and every request's entry
-   * cost ≈15 µs of CPU in garbage collection (bench/RESULTS.md, "Told of the shutdown's cut").
-   */
-  #first: CutWatcher | undefined;
-  #last: CutWatcher | undefined;
+  /** Told of the cut, in the order registered (an EntryList: every request and open stream registers). */
+  readonly #told = new EntryList<() => void>();
 
   /** Aborted with the drain's reason once the grace is over: from then on nothing new may start. */
   get signal(): AbortSignal {
@@ -45,27 +40,14 @@ export class InFlight {
    * returned takes it back (`offCut`).
    */
   onCut(fn: () => void): CutWatcher {
-    const w: CutWatcher = { fn, prev: this.#last, next: undefined };
-    if (this.#cut.signal.aborted) {
-      w.fn = w.prev = undefined;
-      fn();
-      return w;
-    }
-    if (this.#last) this.#last.next = w;
-    else this.#first = w;
-    this.#last = w;
-    return w;
+    if (!this.#cut.signal.aborted) return this.#told.add(fn);
+    fn();
+    return outEntry();
   }
 
   /** The watcher's function is no longer told of the cut (nothing if it was told already). */
   offCut(w: CutWatcher): void {
-    if (w.fn === undefined) return;
-    w.fn = undefined;
-    if (w.prev) w.prev.next = w.next;
-    else this.#first = w.next;
-    if (w.next) w.next.prev = w.prev;
-    else this.#last = w.prev;
-    w.prev = w.next = undefined;
+    this.#told.remove(w);
   }
 
   /**
@@ -83,12 +65,7 @@ export class InFlight {
 
   /** Calls everything registered, once; one that throws does not keep the others from being told. */
   #tell(): void {
-    const told: (() => void)[] = [];
-    for (let w = this.#first; w; w = w.next) {
-      told.push(w.fn!);
-      w.fn = w.prev = undefined;
-    }
-    this.#first = this.#last = undefined;
+    const told = this.#told.takeAll();
     let failure: { err: unknown } | undefined;
     for (const fn of told) {
       try {
@@ -121,12 +98,8 @@ export class InFlight {
   }
 }
 
-/** One function to be told of the cut (InFlight.onCut): a node of the list, empty once told or taken back. */
-export interface CutWatcher {
-  fn: (() => void) | undefined;
-  prev: CutWatcher | undefined;
-  next: CutWatcher | undefined;
-}
+/** One function to be told of the cut (InFlight.onCut). */
+export type CutWatcher = ListEntry<() => void>;
 
 /** What work in flight needs of the cut: whether and why it came, and to be told (InFlight). */
 export type CutWatch = Pick<InFlight, "signal" | "onCut" | "offCut">;

@@ -3,9 +3,12 @@
  * work it guards on the hot path; a shared interval that scans the registered callbacks does not.
  * Precision is one period (the smallest period any registrant asked for, at least 10 ms).
  */
+import { EntryList, type ListEntry } from "./entry_list.ts";
+
 type Tick = (now: number) => void;
 
-const ticks = new Set<Tick>();
+/** The registrants of `onTick`, in the order registered (an EntryList: streams register and leave). */
+const ticks = new EntryList<Tick>();
 let period = Infinity;
 let timer: ReturnType<typeof setInterval> | undefined;
 
@@ -38,7 +41,7 @@ function restart(): void {
     if (ticks.size === 0 && dues.length === 0) return stop();
     const now = Date.now();
     if (dues.length > 0) sweep(now);
-    for (const t of ticks) t(now);
+    ticks.forEach((t) => t(now));
   }, period);
   // Deno 2.9's global timers are Node-style objects; do not keep the process alive for them.
   (timer as unknown as { unref?: () => void }).unref?.();
@@ -69,13 +72,19 @@ function sweep(now: number): void {
   for (const fn of fired) fn();
 }
 
-/** Calls `tick` about every `everyMs` until the returned function is called. */
-export function onTick(everyMs: number, tick: Tick): () => void {
-  ticks.add(tick);
+/** One `onTick` registrant (`stopTicking` ends it). */
+export type Ticking = ListEntry<Tick>;
+
+/** Calls `tick` about every `everyMs` until `stopTicking` is given the entry returned. */
+export function onTick(everyMs: number, tick: Tick): Ticking {
+  const t = ticks.add(tick);
   want(everyMs);
-  return () => {
-    ticks.delete(tick);
-  };
+  return t;
+}
+
+/** No more ticks for `t` (nothing if it was stopped already). */
+export function stopTicking(t: Ticking): void {
+  ticks.remove(t);
 }
 
 /** Runs `fn` once, about `ms` from now, unless the returned function is called first. */

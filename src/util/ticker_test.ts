@@ -1,6 +1,6 @@
 /** The shared ticker (ticker.ts): deadlines fire once, never after their cancel, and may set new ones. */
 import assert from "node:assert/strict";
-import { deadline, onTick } from "./ticker.ts";
+import { deadline, onTick, stopTicking } from "./ticker.ts";
 
 /** The ticker's interval is unref'd (a real server keeps the process alive); here a test timer does. */
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -37,10 +37,10 @@ Deno.test("deadline: one set by a firing deadline, and many at once, each fire o
 
 Deno.test("onTick: ticks beside deadlines until stopped", async () => {
   let n = 0;
-  const stop = onTick(10, () => n++);
+  const t = onTick(10, () => n++);
   const cancel = deadline(1_000, () => {});
   await sleep(80);
-  stop();
+  stopTicking(t);
   cancel();
   const seen = n;
   assert.ok(seen > 0);

@@ -13,7 +13,8 @@ import type { LeaseDecision, LeaseView, UsageRow } from "../store/types.ts";
 import { type Account, addHold, settleHold } from "./account.ts";
 import { type CapCodes, checkCaps } from "./caps.ts";
 import { type CommitStats, GroupCommitter } from "./group_commit.ts";
-import type { DebitOutcome, HoldRequest, Ledger } from "./ledger.ts";
+import type { DebitOutcome, HoldRequest, Ledger, OpenCheckpoint } from "./ledger.ts";
+import { outEntry } from "../util/entry_list.ts";
 import { roll, type WindowCounters } from "./windows.ts";
 
 export interface LeaseOptions {
@@ -247,7 +248,9 @@ export class LeaseLedger implements Ledger {
     return Promise.resolve();
   }
 
-  trackOpen(): void {}
+  trackOpen(): OpenCheckpoint {
+    return outEntry();
+  }
 
   /** Renews this process's live leases; a lease the store no longer has is dropped (its credit may be
    *  another process's by now), and the holds still open on it settle into a zero lease. */

@@ -10,10 +10,14 @@
  * is the store's own atomic step with its ledger entry (`applyCredit`, `debit`), which the view follows.
  */
 import type { UsageRow } from "../store/types.ts";
+import type { ListEntry } from "../util/entry_list.ts";
 import type { Account } from "./account.ts";
 import type { CapCodes } from "./caps.ts";
 import type { CommitStats } from "./group_commit.ts";
 import type { WindowCounters } from "./windows.ts";
+
+/** An open request's drain checkpoint, registered (Ledger.trackOpen) until its settlement drops it. */
+export type OpenCheckpoint = ListEntry<() => UsageRow | undefined>;
 
 export interface HoldRequest {
   /** The reserve, pico-USD. */
@@ -50,9 +54,9 @@ export interface Ledger {
   /**
    * Releases a hold of `held` and charges `charge` (capped by the caller at the hold plus the credit no other
    * hold covers, so the balance stays ≥ 0), and records the usage row. A release is a settle with a zero
-   * charge. Takes effect at once; durable by `flush` (group commit). Drops the request's `trackOpen`.
+   * charge. Takes effect at once; durable by `flush` (group commit). Drops the request's `trackOpen`, `open`.
    */
-  settle(acc: Account, held: bigint, charge: bigint, row: UsageRow): void;
+  settle(acc: Account, held: bigint, charge: bigint, row: UsageRow, open?: OpenCheckpoint): void;
 
   /**
    * A credit the store already holds, applied to this process's view of the key. Credits (an operator top-up,
@@ -76,7 +80,7 @@ export interface Ledger {
   recover(find: (keyId: string) => Account | undefined): Promise<void>;
 
   /** Registers what an open request would settle with if cut now (a drain checkpoint); dropped on settle. */
-  trackOpen(requestId: string, checkpoint: () => UsageRow | undefined): void;
+  trackOpen(checkpoint: () => UsageRow | undefined): OpenCheckpoint;
 
   /** Resolves when every change made before the call is durable, or when a commit of it failed. */
   flush(): Promise<void>;

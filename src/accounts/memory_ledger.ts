@@ -11,15 +11,19 @@ import type { UsageRow } from "../store/types.ts";
 import { type Account, addHold, settleHold } from "./account.ts";
 import { checkCaps } from "./caps.ts";
 import { batchIds, type CommitStats, GroupCommitter } from "./group_commit.ts";
-import type { DebitOutcome, HoldRequest, Ledger } from "./ledger.ts";
+import type { DebitOutcome, HoldRequest, Ledger, OpenCheckpoint } from "./ledger.ts";
+import { EntryList } from "../util/entry_list.ts";
 import { roll, type WindowCounters } from "./windows.ts";
 
 const DONE: Promise<void> = Promise.resolve();
 
 export class MemoryLedger implements Ledger {
   readonly #committer: GroupCommitter;
-  /** Requests that can tell what they would settle with if cut now (open streams), for drain checkpoints. */
-  readonly #open = new Map<string, () => UsageRow | undefined>();
+  /**
+   * Requests that can tell what they would settle with if cut now (open streams), for drain checkpoints. An
+   * EntryList, not a Map by request id: every stream comes and goes (util/entry_list.ts).
+   */
+  readonly #open = new EntryList<() => UsageRow | undefined>();
   /** Ids of the batches `recover` commits itself. */
   readonly #batchId = batchIds();
 
@@ -57,8 +61,8 @@ export class MemoryLedger implements Ledger {
     addHold(acc, amount, now);
   }
 
-  settle(acc: Account, held: bigint, charge: bigint, row: UsageRow): void {
-    this.#open.delete(row.requestId);
+  settle(acc: Account, held: bigint, charge: bigint, row: UsageRow, open?: OpenCheckpoint): void {
+    if (open) this.#open.remove(open);
     this.#committer.settled(row.requestId);
     settleHold(acc, held, charge, row);
     if (charge > 0n) this.#committer.money(acc.rec.id, charge, 0n);
@@ -115,8 +119,8 @@ export class MemoryLedger implements Ledger {
     }
   }
 
-  trackOpen(requestId: string, checkpoint: () => UsageRow | undefined): void {
-    this.#open.set(requestId, checkpoint);
+  trackOpen(checkpoint: () => UsageRow | undefined): OpenCheckpoint {
+    return this.#open.add(checkpoint);
   }
 
   flush(): Promise<void> {
@@ -126,10 +130,10 @@ export class MemoryLedger implements Ledger {
   drain(): Promise<void> {
     return this.#committer.drain(() => {
       const rows: UsageRow[] = [];
-      for (const checkpoint of this.#open.values()) {
+      this.#open.forEach((checkpoint) => {
         const row = checkpoint();
         if (row) rows.push(row);
-      }
+      });
       return rows;
     });
   }

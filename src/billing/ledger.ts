@@ -6,7 +6,7 @@
  * input, the charge at the row of the actual input (theta's plus tiers, spec §8.1).
  */
 import type { Account } from "../accounts/account.ts";
-import type { Ledger } from "../accounts/ledger.ts";
+import type { Ledger, OpenCheckpoint } from "../accounts/ledger.ts";
 import type { ModelEntry } from "../catalog/models.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { IRUsage } from "../ir/usage.ts";
@@ -38,6 +38,8 @@ export interface SettleInput {
 export class Reservation {
   #settled = false;
   #onSettled: ((row: UsageRow) => void)[] = [];
+  /** The drain checkpoint of an open stream (`trackOpen`), dropped by the settlement. */
+  #open: OpenCheckpoint | undefined;
   /** Set when another model than the requested one answers (theta's fallback): recorded on the row. */
   #servedModel: string | undefined;
 
@@ -68,7 +70,7 @@ export class Reservation {
         `request ${row.requestId} key ${row.keyId}: usage beyond the hold, ${row.writtenOff} pUSD written off`,
       );
     }
-    this.ledger.settle(this.input.account, this.amount, row.charged, row);
+    this.ledger.settle(this.input.account, this.amount, row.charged, row, this.#open);
     for (const fn of this.#onSettled) fn(row);
     return row.charged;
   }
@@ -85,7 +87,7 @@ export class Reservation {
 
   /** For drain checkpoints: what this request would settle with if it were cut now (undefined: free). */
   trackOpen(cutNow: () => SettleInput | undefined): void {
-    this.ledger.trackOpen(this.input.requestId, () => {
+    this.#open = this.ledger.trackOpen(() => {
       const s = cutNow();
       return s && this.#row(s);
     });

@@ -16,7 +16,7 @@
  * about that many bytes (default: the side by side's one-line prompt): what a stream keeps of its request.
  * BENCH_IDLE_SETTLE_S holds the streams that many seconds more and reads the RSS again (default 0: not).
  */
-import { envNum } from "./env.ts";
+import { envNonNegative, envNum } from "./env.ts";
 import { holdBody, holdThrough, perStreamKiB, projectedMiB, type ProxyHold } from "./idle_streams.ts";
 import {
   createKey,
@@ -37,7 +37,7 @@ if (import.meta.main) {
     if (n !== "gateway" && n !== "gateway-plain" && !(n in PUMPS)) throw new Error(`unknown proxy ${n}`);
   }
   const streams = envNum("BENCH_SIDE_STREAMS", 10_000);
-  const settleMs = envNum("BENCH_IDLE_SETTLE_S", 0) * 1000;
+  const settleMs = envNonNegative("BENCH_IDLE_SETTLE_S", 0) * 1000;
   const body = holdBody(Number(Deno.env.get("BENCH_IDLE_PROMPT_BYTES") ?? 0));
   const fdLimit = 2 * streams + 1024; // two sockets per proxied stream, one in the mock
   const procs: Proc[] = [];

@@ -20,7 +20,7 @@
  * BENCH_SIDE_BASELINE=1 (record the run as the baseline section, which later runs keep).
  */
 import { threadCores, threadJiffies, withCpu } from "./cpu.ts";
-import { envNum } from "./env.ts";
+import { envNonNegative, envNum } from "./env.ts";
 import { holdBody, holdThrough, type ProxyHold } from "./idle_streams.ts";
 import { percentile, runLoad } from "./load.ts";
 import {
@@ -307,7 +307,7 @@ export function sideOptionsFromEnv(
     seconds: envNum("BENCH_SIDE_SECONDS", 10),
     warmup: envNum("BENCH_SIDE_WARMUP", 2),
     streams: envNum("BENCH_SIDE_STREAMS", 10_000),
-    settleMs: envNum("BENCH_SIDE_SETTLE_S", 40) * 1000,
+    settleMs: envNonNegative("BENCH_SIDE_SETTLE_S", 40) * 1000,
     log,
     procs,
     command: set.length ? `${set.join(" ")} ${base}` : base,

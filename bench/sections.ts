@@ -29,8 +29,9 @@ export const JSON_PATH_HEADING = "JSON path: the gateway's own work (issue 18)";
 export const IDLE_MEMORY_HEADING = "Idle streams: what one holds (issue 18)";
 /** Recorded by hand from timelines marked inside a patched gateway, strace and the side by side. */
 export const STREAM_TTFB_HEADING = "Stream TTFB at c=1: where the time goes (issue 18)";
-/** Recorded by hand from bench/cut_watch_bench.ts and bench/busy_with_open_streams.ts. */
-export const CUT_WATCH_HEADING = "Told of the shutdown's cut: per request, with many streams open (issue 18)";
+/** Recorded by hand from bench/cut_watch_bench.ts, bench/busy_with_open_streams.ts and bench/ab.ts. */
+export const CUT_WATCH_HEADING =
+  "Registrations that come and go: the shutdown's cut, the ticker, the ledger (issue 18)";
 /** Sections recorded by hand: `deno task bench` keeps them as they are. */
 export const HAND_RECORDED_HEADINGS = [
   STREAM_HOP_HEADING,

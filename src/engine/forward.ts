@@ -10,6 +10,7 @@ import { retryAfterSeconds, unavailableError, upstreamStatusError } from "../fam
 import { sseFrameReader } from "../protocols/sse_parse.ts";
 import { callUpstream } from "../upstream/client.ts";
 import type { UpstreamResponse } from "../upstream/upstream_response.ts";
+import { carryingRequestHeaders } from "../request/answer_headers.ts";
 import { jsonAnswer } from "./json_answer.ts";
 import { type PipelineDeadline, RunDeadline } from "./run_deadline.ts";
 import { settleFailed, settleRunCut, settleStream, streamSettlement } from "./settle.ts";
@@ -122,15 +123,17 @@ export async function forward(x: Exchange): Promise<Response> {
   const refusal = await pipeline.start();
   if (refusal) throw refusal;
   x.ctx.trace.endsWithStream();
-  return new Response(pipeline.readable, {
-    status: 200,
-    headers: {
-      ...x.headers,
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-cache",
-      "x-accel-buffering": "no",
-    },
-  });
+  return carryingRequestHeaders(
+    new Response(pipeline.readable, {
+      status: 200,
+      headers: {
+        ...x.headers,
+        "content-type": "text/event-stream; charset=utf-8",
+        "cache-control": "no-cache",
+        "x-accel-buffering": "no",
+      },
+    }),
+  );
 }
 
 /**

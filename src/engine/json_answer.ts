@@ -2,6 +2,7 @@
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { UpstreamCallFacts } from "../families/policy.ts";
 import { jsonResponse } from "../request/json.ts";
+import { carryingRequestHeaders } from "../request/answer_headers.ts";
 import { UpstreamProtocolError } from "../protocols/codec.ts";
 import type { Exchange } from "./exchange.ts";
 import type { UpstreamResponse } from "../upstream/upstream_response.ts";
@@ -52,12 +53,14 @@ export async function jsonAnswer(
     if (failed) throw failed; // already settled: the failed settlement below is a no-op
     if (a.native && (json as Record<string, unknown>).model === a.encodeCtx.model) {
       // Nothing to change: the upstream's bytes go to the client as they came.
-      return new Response(text, { headers: { "content-type": "application/json", ...a.headers } });
+      return carryingRequestHeaders(
+        new Response(text, { headers: { "content-type": "application/json", ...a.headers } }),
+      );
     }
     const body = a.native
       ? a.surface.relayResponse(json as Record<string, unknown>, a.encodeCtx)
       : a.surface.encodeResponse(ir, a.encodeCtx);
-    return jsonResponse(200, body, a.ctx.requestId, a.headers);
+    return carryingRequestHeaders(jsonResponse(200, body, a.ctx.requestId, a.headers));
   } catch (err) {
     settleFailed(a.reservation, false);
     if (err instanceof UpstreamProtocolError) throw new GatewayError(a.policy.codes.invalidResponse);

@@ -7,6 +7,7 @@ import { SuspensionRule } from "../auth/suspension_rule.ts";
 import type { Account } from "../accounts/accounts.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { KeyContext, RouteContext, SessionContext } from "../request/context.ts";
+import { carriesRequestHeaders } from "../request/answer_headers.ts";
 import { DASHBOARD_HEADERS, isDashboardPath } from "../dashboard/security_headers.ts";
 import { type Envelope, errorResponse } from "../errors/render.ts";
 import { RequestTrace } from "../telemetry/request_trace.ts";
@@ -80,7 +81,7 @@ export function createHandler(app: App): GatewayHandler {
         await admitSession(app, addresses, ctx as SessionContext, conn.peer);
       } else if (m.route.auth === "admin") requireAdmin(app.config.ADMIN_TOKEN, req.headers);
       const res = await m.route.handler(app, ctx);
-      for (const [name, value] of fixed) res.headers.set(name, value);
+      if (!carriesRequestHeaders(res)) { for (const [name, value] of fixed) res.headers.set(name, value); }
       if (!trace.deferred) trace.end(res.status); // a stream ends with its pipeline
       return res;
     } catch (err) {

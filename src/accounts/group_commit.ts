@@ -125,9 +125,13 @@ export class GroupCommitter {
     return { ...this.#stats, pendingMs: oldest === undefined ? 0 : this.now() - oldest };
   }
 
-  /** A request settled: its checkpoint, if one was written, is deleted with its balance change. */
+  /**
+   * A request settled: its checkpoint, if one was written, is deleted with its balance change. Checkpoints exist
+   * only while draining: the set is not asked otherwise (a lookup hashes the request id: ≈1.5 µs per request in
+   * the JSON profile).
+   */
   settled(requestId: string): void {
-    if (this.#checkpointed.delete(requestId)) this.#closed.push(requestId);
+    if (this.#checkpointed.size > 0 && this.#checkpointed.delete(requestId)) this.#closed.push(requestId);
   }
 
   /**

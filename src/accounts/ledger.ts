@@ -54,7 +54,8 @@ export interface Ledger {
   /**
    * Releases a hold of `held` and charges `charge` (capped by the caller at the hold plus the credit no other
    * hold covers, so the balance stays ≥ 0), and records the usage row. A release is a settle with a zero
-   * charge. Takes effect at once; durable by `flush` (group commit). Drops the request's `trackOpen`, `open`.
+   * charge. Takes effect at once; durable by `flush` (group commit). Drops `open`, the request's drain
+   * checkpoint (`trackOpen`), when given.
    */
   settle(acc: Account, held: bigint, charge: bigint, row: UsageRow, open?: OpenCheckpoint): void;
 

@@ -7,7 +7,7 @@ import { fromChatFinishReason } from "./finish_reason.ts";
 import { fallbackCallId } from "./stream_decode.ts";
 import { citesUrl, searchesOf } from "./url_citation.ts";
 import { fullChatUsage } from "./usage.ts";
-import { Completion, CompletionChoice, CompletionToolCall } from "./wire.ts";
+import { CompletionToolCall, readCompletion, readCompletionChoice } from "./wire.ts";
 
 /** `content` as a string, or an array of text-like parts some providers return. */
 function contentText(content: string | unknown[] | null | undefined): string {
@@ -34,13 +34,11 @@ function toolCallBlocks(raw: unknown[] | null | undefined, responseId: string): 
 }
 
 export function decodeResponse(json: unknown): IRResponse {
-  const completion = Completion.safeParse(json);
-  if (!completion.success) throw new UpstreamProtocolError("chat completion without a choices array");
-  const c = completion.data;
+  const c = readCompletion(json);
+  if (!c) throw new UpstreamProtocolError("chat completion without a choices array");
   const raw = c.choices.find((x) => isObject(x) && x.index === 0) ?? c.choices[0];
-  const parsed = CompletionChoice.safeParse(raw);
-  if (!parsed.success) throw new UpstreamProtocolError("chat completion without choices[0].message");
-  const choice = parsed.data;
+  const choice = readCompletionChoice(raw);
+  if (!choice) throw new UpstreamProtocolError("chat completion without choices[0].message");
   const message = choice.message;
   const content: IROutputBlock[] = [];
   const reasoning = message.reasoning_content ?? message.reasoning ?? "";

@@ -1,7 +1,7 @@
 /** Chat Completions `CompletionUsage` ↔ internal usage (protocols §3.7, §5.8; wire fields in ./wire.ts). Both count cached tokens in the prompt. */
 import { emptyUsage, type IRUsage, mergeUsage } from "../../ir/usage.ts";
 import type { JsonObject } from "../../util/json.ts";
-import { Usage } from "./wire.ts";
+import { readUsage } from "./wire.ts";
 
 export interface ChatUsage {
   prompt_tokens: number;
@@ -25,7 +25,7 @@ export function toChatUsage(u: IRUsage): ChatUsage {
 
 /** The fields an upstream usage object reports (lenient: missing or non-numeric fields are left out). */
 export function fromChatUsage(raw: JsonObject): Partial<IRUsage> {
-  const u = Usage.parse(raw); // every field falls back to undefined: only a non-object could fail
+  const u = readUsage(raw);
   const out: Partial<IRUsage> = {};
   const set = (k: keyof IRUsage, v: number | undefined) => {
     if (v !== undefined) out[k] = v;

@@ -19,7 +19,8 @@ const count = z.number().optional().catch(undefined);
 
 /**
  * `CompletionUsage` (protocols §3.7) with the DeepSeek cache fields (protocols §3.9) and the provider's count
- * of web searches (`server_tool_use.web_search_requests`, theta: spec §8.1); read by usage.ts.
+ * of web searches (`server_tool_use.web_search_requests`, theta: spec §8.1); read by `readUsage`, which
+ * wire_test.ts holds to it.
  */
 export const Usage = z.looseObject({
   prompt_tokens: count,
@@ -69,6 +70,7 @@ export const ChunkChoice = z.looseObject({
   finish_reason: optText,
 });
 export type ChunkChoice = z.output<typeof ChunkChoice>;
+export type Completion = z.output<typeof Completion>;
 export type ToolCallDelta = z.output<typeof ToolCallDelta>;
 
 /**
@@ -133,13 +135,14 @@ function readToolCall(tc: unknown, at: string): ToolCallDelta {
   return out;
 }
 
-/** A non-streaming `chat.completion` (protocols §3.5). */
+/** A non-streaming `chat.completion` (protocols §3.5); read by `readCompletion`, which wire_test.ts holds to it. */
 export const Completion = z.looseObject({
   id: optText,
   model: optText,
   choices: z.array(z.unknown()),
   usage: rawObject.nullish(),
 });
+/** `choices[0]` of a completion; read by `readCompletionChoice`, which wire_test.ts holds to it. */
 export const CompletionChoice = z.looseObject({
   index: z.unknown().optional(),
   finish_reason: optText,
@@ -157,3 +160,88 @@ export const CompletionToolCall = z.looseObject({
   id: optText,
   function: z.looseObject({ name: optText, arguments: z.unknown().optional() }),
 });
+
+/**
+ * Every JSON answer is one completion, so it is read by hand-written guards that accept exactly what
+ * Completion and CompletionChoice accept (wire_test.ts checks they agree); zod cost ≈0.3 µs per answer
+ * (bench/RESULTS.md, "JSON path: the gateway's own work"). `undefined` when the schema would refuse it.
+ */
+export function readCompletion(raw: unknown): Completion | undefined {
+  if (!isObject(raw)) return undefined;
+  const { id, model, choices, usage } = raw;
+  if (!isOptText(id) || !isOptText(model) || !Array.isArray(choices)) return undefined;
+  if (usage !== undefined && usage !== null && !isObject(usage)) return undefined;
+  return raw as Completion;
+}
+
+/** The fields of `choices[0]` the decoder reads, as CompletionChoice reads them. */
+export interface CompletionChoiceRead {
+  finish_reason?: string | null;
+  message: {
+    content?: string | unknown[] | null;
+    reasoning_content?: string | null;
+    reasoning?: string | null;
+    refusal?: string | null;
+    tool_calls?: unknown[] | null;
+    annotations?: unknown[];
+  };
+}
+
+/** See `readCompletion`; `annotations` of another type than an array reads as absent, as the schema's catch. */
+export function readCompletionChoice(raw: unknown): CompletionChoiceRead | undefined {
+  if (!isObject(raw) || !isOptText(raw.finish_reason)) return undefined;
+  const m = raw.message;
+  if (!isObject(m)) return undefined;
+  const { content, reasoning_content, reasoning, refusal, tool_calls } = m;
+  if (content !== undefined && content !== null && typeof content !== "string" && !Array.isArray(content)) {
+    return undefined;
+  }
+  if (!isOptText(reasoning_content) || !isOptText(reasoning) || !isOptText(refusal)) return undefined;
+  if (tool_calls !== undefined && tool_calls !== null && !Array.isArray(tool_calls)) return undefined;
+  return {
+    finish_reason: raw.finish_reason as string | null | undefined,
+    message: {
+      content,
+      reasoning_content,
+      reasoning,
+      refusal,
+      tool_calls,
+      annotations: Array.isArray(m.annotations) ? m.annotations : undefined,
+    },
+  };
+}
+
+/**
+ * `Usage` read by hand (every answer and every stream's usage chunk has one): what `Usage.parse` gives, a
+ * counter of another type than a number, or a details object of another type than an object, as absent.
+ */
+export function readUsage(raw: JsonObject): UsageRead {
+  const count = (v: unknown) => typeof v === "number" ? v : undefined;
+  const details = (v: unknown) => isObject(v) ? v : undefined;
+  const prompt = details(raw.prompt_tokens_details);
+  const completion = details(raw.completion_tokens_details);
+  const tools = details(raw.server_tool_use);
+  return {
+    prompt_tokens: count(raw.prompt_tokens),
+    completion_tokens: count(raw.completion_tokens),
+    prompt_cache_hit_tokens: count(raw.prompt_cache_hit_tokens),
+    cache_write_tokens: count(raw.cache_write_tokens),
+    prompt_tokens_details: prompt &&
+      { cached_tokens: count(prompt.cached_tokens), cache_write_tokens: count(prompt.cache_write_tokens) },
+    completion_tokens_details: completion && { reasoning_tokens: count(completion.reasoning_tokens) },
+    server_tool_use: tools && { web_search_requests: count(tools.web_search_requests) },
+  };
+}
+
+/** The fields of a usage object usage.ts reads. */
+export interface UsageRead {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  prompt_cache_hit_tokens?: number;
+  cache_write_tokens?: number;
+  prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number };
+  completion_tokens_details?: { reasoning_tokens?: number };
+  server_tool_use?: { web_search_requests?: number };
+}
+
+const isOptText = (v: unknown) => v === undefined || v === null || typeof v === "string";

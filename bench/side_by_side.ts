@@ -14,7 +14,8 @@
  * (twice: as it ships, and with HTTP_CONNECTION_DEADLINES=off), with their RSS. wrk is installed with
  * apt-get when missing (bench/wrk.ts); without it the section is skipped.
  *
- * Env: BENCH_SIDE_SECONDS (each c=32 run, default 10; the c=1 runs take half), BENCH_SIDE_WARMUP (wrk
+ * Env: BENCH_SIDE_SECONDS (each c=32 run, default 10; the c=1 runs take half), BENCH_SIDE_ROUNDS (rounds of
+ * each c=32 load, the three sides in turn; each row shows the median round; default 3), BENCH_SIDE_WARMUP (wrk
  * warm-up before each c=32 run, default 2), BENCH_SIDE_STREAMS (idle streams, default 10000),
  * BENCH_SIDE_SETTLE_S (how long they are held before their RSS is read again, default 40; 0: not read again),
  * BENCH_SIDE_BASELINE=1 (record the run as the baseline section, which later runs keep).
@@ -40,6 +41,7 @@ import { sectionOf, SIDE_BASELINE_HEADING, SIDE_HEADING, withSection } from "./s
 import {
   CONNECTIONS,
   cpuMsPer,
+  medianRound,
   NAME,
   PLAIN_HOLD,
   PROFILE_TRIM_MS,
@@ -152,21 +154,26 @@ async function measureSides(
     runs[side] = { frames: await framesOf(ep[side]) } as SideRuns;
     o.log(`  ${NAME[side]}: ${runs[side].frames} SSE frames per stream reach the client`);
   }
+  for (const side of SIDES) runs[side].rounds = { json32: [], stream32: [] };
   for (const [kind, body] of [["json32", JSON_BODY], ["stream32", STREAM_BODY]] as const) {
-    for (const side of SIDES) {
-      const s = await script(side, kind, body);
-      const run = { script: s, url: ep[side].url + PATH, connections: CONNECTIONS, threads: 2 };
-      await runWrk({ ...run, seconds: o.warmup });
-      const t0 = performance.now();
-      const [w, cpu] = await withCpu(pids, () => runWrk({ ...run, seconds: o.seconds }));
-      runs[side][kind] = { wrk: w, cpu, wallMs: performance.now() - t0 };
-      o.log(
-        `  ${kind} ${NAME[side]}: ${num(w.rps)}/s, p50 ${ms(w.p50Ms)}, p99 ${
-          ms(w.p99Ms)
-        }, errors ${w.errors}; ` +
-          `${SERVER[side]} ${ms(cpuMsPer(runs[side][kind], SERVER[side]))} CPU each`,
-      );
+    for (let round = 0; round < o.rounds; round++) {
+      for (const side of SIDES) {
+        const s = await script(side, kind, body);
+        const run = { script: s, url: ep[side].url + PATH, connections: CONNECTIONS, threads: 2 };
+        await runWrk({ ...run, seconds: o.warmup });
+        const t0 = performance.now();
+        const [w, cpu] = await withCpu(pids, () => runWrk({ ...run, seconds: o.seconds }));
+        const loaded = { wrk: w, cpu, wallMs: performance.now() - t0 };
+        runs[side].rounds[kind].push(loaded);
+        o.log(
+          `  ${kind} round ${round + 1} ${NAME[side]}: ${num(w.rps)}/s, p50 ${ms(w.p50Ms)}, p99 ${
+            ms(w.p99Ms)
+          }, errors ${w.errors}; ` +
+            `${SERVER[side]} ${ms(cpuMsPer(loaded, SERVER[side]))} CPU each`,
+        );
+      }
     }
+    for (const side of SIDES) runs[side][kind] = medianRound(runs[side].rounds[kind]);
   }
   const c1Seconds = Math.max(1, Math.round(o.seconds / 2)); // wrk takes whole seconds
   for (const side of SIDES) {
@@ -296,6 +303,7 @@ export function sideOptionsFromEnv(
 ): SideOptions {
   const set = [
     "BENCH_SIDE_SECONDS",
+    "BENCH_SIDE_ROUNDS",
     "BENCH_SIDE_WARMUP",
     "BENCH_SIDE_STREAMS",
     "BENCH_SIDE_SETTLE_S",
@@ -305,6 +313,7 @@ export function sideOptionsFromEnv(
     .map((n) => `${n}=${Deno.env.get(n)}`);
   return {
     seconds: envNum("BENCH_SIDE_SECONDS", 10),
+    rounds: envNum("BENCH_SIDE_ROUNDS", 3),
     warmup: envNum("BENCH_SIDE_WARMUP", 2),
     streams: envNum("BENCH_SIDE_STREAMS", 10_000),
     settleMs: envNonNegative("BENCH_SIDE_SETTLE_S", 40) * 1000,

@@ -7,13 +7,14 @@
  *
  * A variant's K=V pairs are its environment; `DIR=/path` runs the gateway of another tree (a `git worktree` of
  * the previous commit). AB_LOAD picks the load: `json32` (default) and `stream32` report requests (streams)
- * per second and the gateway's CPU per response at 32 connections; `json1` the p50 latency at one connection
- * minus the mock's own, measured just before (the side by side's "c=1 added p50"); `ttfb1` a stream's time to
- * its first body chunk at one connection the same way (a Deno fetch client, bench/load.ts, as the side by side).
+ * per second and the gateway's CPU per response at 32 connections; `json1` the p50 and p99 latency at one
+ * connection minus the mock's own, measured just before (the side by side's "c=1 added p50 / p99"); `ttfb1` a
+ * stream's time to its first body chunk at one connection the same way (a Deno fetch client, bench/load.ts, as
+ * the side by side). A variant with `BARE=1` is the bare Deno proxy (bench/bare_proxy.ts) instead of a gateway.
  */
 import { envNum } from "./env.ts";
 import { percentile, runLoad } from "./load.ts";
-import { createKey, type Proc, startChatMock, startGatewayProc } from "./procs.ts";
+import { createKey, type Proc, startBareProxy, startChatMock, startGatewayProc } from "./procs.ts";
 import { loadCost } from "./proxy_cost.ts";
 import { chat, PATH } from "./scenarios.ts";
 import { ensureWrk, runWrk, wrkScript } from "./wrk.ts";
@@ -50,29 +51,36 @@ async function ttfbP50(url: string, headers: Record<string, string>): Promise<nu
   return percentile(r.ttfb, 50);
 }
 
-/** The mock's own c=1 p50 (json1, ttfb1): what the gateway's is compared with. */
-async function directP50(): Promise<number> {
-  if (load === "ttfb1") return await ttfbP50(mock.url + PATH, { "content-type": "application/json" });
+/** The mock's own c=1 p50 and p99 (json1; ttfb1: its p50 twice): what the gateway's are compared with. */
+async function directAtOne(): Promise<[number, number]> {
+  if (load === "ttfb1") {
+    const p50 = await ttfbP50(mock.url + PATH, { "content-type": "application/json" });
+    return [p50, p50];
+  }
   const script = `${dir}/direct.lua`;
   await Deno.writeTextFile(script, wrkScript({ "content-type": "application/json" }, body));
   await runWrk({ script, url: mock.url + PATH, ...one, seconds: 1 });
-  return (await runWrk({ script, url: mock.url + PATH, ...one, seconds })).p50Ms;
+  const w = await runWrk({ script, url: mock.url + PATH, ...one, seconds });
+  return [w.p50Ms, w.p99Ms];
 }
 
 const results = new Map<string, number[][]>();
 try {
   for (let round = 0; round < rounds; round++) {
-    const direct = load === "json1" || load === "ttfb1" ? await directP50() : 0;
+    const [direct, direct99] = load === "json1" || load === "ttfb1" ? await directAtOne() : [0, 0];
     for (const v of variants) {
       const start: typeof startGatewayProc = v.env.DIR
         ? (await import(`${v.env.DIR}/bench/procs.ts`)).startGatewayProc
         : startGatewayProc;
-      const gw: Proc = await start(mock.url, {
-        env: { DATABASE_URL: "", DATA_DIR: `${dir}/kv-${v.name}-${round}`, ...v.env },
-      });
+      const bare = v.env.BARE === "1";
+      const gw: Proc = bare
+        ? await startBareProxy(mock.url, undefined, { env: v.env })
+        : await start(mock.url, {
+          env: { DATABASE_URL: "", DATA_DIR: `${dir}/kv-${v.name}-${round}`, ...v.env },
+        });
       try {
         const script = `${dir}/${v.name}.lua`;
-        const key = await createKey(gw.url);
+        const key = bare ? "up-alpha" : await createKey(gw.url);
         await Deno.writeTextFile(
           script,
           wrkScript({ "content-type": "application/json", authorization: `Bearer ${key}` }, body),
@@ -89,9 +97,12 @@ try {
           );
         } else if (load === "json1") {
           await runWrk({ script, url: gw.url + PATH, ...one, seconds: 1 });
-          const p50 = (await runWrk({ script, url: gw.url + PATH, ...one, seconds })).p50Ms;
-          figures = [p50 - direct];
-          console.log(`${round} ${v.name}: p50 ${p50.toFixed(3)} ms, added ${(p50 - direct).toFixed(3)} ms`);
+          const w = await runWrk({ script, url: gw.url + PATH, ...one, seconds });
+          figures = [w.p50Ms - direct, w.p99Ms - direct99];
+          console.log(
+            `${round} ${v.name}: p50 ${w.p50Ms.toFixed(3)} ms, p99 ${w.p99Ms.toFixed(3)} ms; added ` +
+              `${figures[0]!.toFixed(3)} / ${figures[1]!.toFixed(3)} ms`,
+          );
         } else {
           const c = await loadCost(gw.pid, gw.url + PATH, script, seconds);
           figures = [c.perSecond, c.cpuMs * 1000];
@@ -115,7 +126,9 @@ for (const [name, runs] of results) {
   const col = (i: number) => median(runs.map((r) => r[i]!));
   console.log(
     load === "json1" || load === "ttfb1"
-      ? `median ${name}: added p50 ${col(0).toFixed(3)} ms`
+      ? `median ${name}: added p50 ${col(0).toFixed(3)} ms${
+        load === "json1" ? `, added p99 ${col(1).toFixed(3)} ms` : ""
+      }`
       : `median ${name}: ${Math.round(col(0))}/s, ${col(1).toFixed(1)} µs CPU each`,
   );
 }

@@ -385,6 +385,9 @@ export function render({ o, commit, wrk, runs, rows, profiled, holds }: Rendered
         "any Deno proxy on this machine, whatever its logic; judge the gateway there against the bare proxy.",
       ]
       : [],
+    "- The c=1 p99 is one run per side: a Deno proxy's tail at one connection moves by milliseconds from run to " +
+    "run (the bare proxy +0.9 to +3.4 ms in recorded runs); alternated rounds of the bare proxy and the gateway " +
+    'are in the section "The c=1 p99: the runtime\'s own tail".',
     "- CPU per request (per stream) is the process's utime + stime from /proc/<pid>/stat over the measured " +
     "window, divided by the responses wrk completed in it. 'Added' is the side's minus direct's at one " +
     "connection; the JSON latency is wrk's (request written → response read), the stream's is the time to its " +

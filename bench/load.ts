@@ -182,3 +182,29 @@ export async function holdStreams(
   await probe;
   return { opened, peakOpen: peak, completed, errors, rampMs, ...(firstError ? { firstError } : {}) };
 }
+
+/**
+ * Runs of one load as one: counts and wall time summed, the latencies of every run together (percentiles over
+ * all the samples), rps over the summed measured windows.
+ */
+export function pooledLoads(runs: readonly LoadResult[]): LoadResult {
+  if (runs.length === 0) throw new RangeError("no runs");
+  const sum = (f: (r: LoadResult) => number) => runs.reduce((n, r) => n + f(r), 0);
+  const pool = (f: (r: LoadResult) => Float64Array) =>
+    Float64Array.from(runs.flatMap((r) => [...f(r)])).sort();
+  const requests = sum((r) => r.requests), seconds = sum((r) => r.seconds);
+  const firstError = runs.find((r) => r.firstError !== undefined)?.firstError;
+  return {
+    requests,
+    completed: sum((r) => r.completed),
+    wallMs: sum((r) => r.wallMs),
+    errors: sum((r) => r.errors),
+    seconds,
+    rps: seconds > 0 ? requests / seconds : 0,
+    latency: pool((r) => r.latency),
+    ttfb: pool((r) => r.ttfb),
+    bytes: sum((r) => r.bytes),
+    chunks: sum((r) => r.chunks),
+    ...firstError !== undefined ? { firstError } : {},
+  };
+}

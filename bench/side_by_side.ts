@@ -23,7 +23,7 @@
 import { threadCores, threadJiffies, withCpu } from "./cpu.ts";
 import { envNonNegative, envNum } from "./env.ts";
 import { holdBody, holdThrough, type ProxyHold } from "./idle_streams.ts";
-import { percentile, runLoad } from "./load.ts";
+import { type LoadResult, percentile, pooledLoads, runLoad } from "./load.ts";
 import {
   ADMIN_TOKEN,
   createKey,
@@ -41,6 +41,7 @@ import { sectionOf, SIDE_BASELINE_HEADING, SIDE_HEADING, withSection } from "./s
 import {
   CONNECTIONS,
   cpuMsPer,
+  medianLatencies,
   medianRound,
   NAME,
   PLAIN_HOLD,
@@ -53,7 +54,7 @@ import {
   type SideRuns,
   SIDES,
 } from "./side_by_side_report.ts";
-import { ensureWrk, runWrk, wrkScript, wrkVersion } from "./wrk.ts";
+import { ensureWrk, runWrk, type WrkResult, wrkScript, wrkVersion } from "./wrk.ts";
 
 const JSON_BODY = chat("Say hello in one short sentence.", false);
 const STREAM_BODY = chat("Tell me a story.", true);
@@ -176,29 +177,42 @@ async function measureSides(
     for (const side of SIDES) runs[side][kind] = medianRound(runs[side].rounds[kind]);
   }
   const c1Seconds = Math.max(1, Math.round(o.seconds / 2)); // wrk takes whole seconds
-  for (const side of SIDES) {
-    const s = await script(side, "json1", JSON_BODY);
-    runs[side].json1 = await runWrk({
-      script: s,
-      url: ep[side].url + PATH,
-      connections: 1,
-      threads: 1,
-      seconds: c1Seconds,
-    });
-    const j = runs[side].json1;
-    o.log(`  json c=1 ${NAME[side]}: p50 ${ms(j.p50Ms)}, p99 ${ms(j.p99Ms)}`);
+  const json1: Record<Side, WrkResult[]> = { direct: [], bare: [], gateway: [] };
+  const ttfb1: Record<Side, LoadResult[]> = { direct: [], bare: [], gateway: [] };
+  for (let round = 0; round < o.rounds; round++) {
+    for (const side of SIDES) {
+      const s = await script(side, "json1", JSON_BODY);
+      const j = await runWrk({
+        script: s,
+        url: ep[side].url + PATH,
+        connections: 1,
+        threads: 1,
+        seconds: c1Seconds,
+      });
+      json1[side].push(j);
+      o.log(`  json c=1 round ${round + 1} ${NAME[side]}: p50 ${ms(j.p50Ms)}, p99 ${ms(j.p99Ms)}`);
+    }
+    for (const side of SIDES) {
+      const r = await runLoad({
+        url: ep[side].url + PATH,
+        headers: ep[side].headers,
+        body: STREAM_BODY,
+        concurrency: 1,
+        warmupSeconds: 1,
+        seconds: c1Seconds,
+      });
+      ttfb1[side].push(r);
+      o.log(
+        `  stream TTFB c=1 round ${round + 1} ${NAME[side]}: p50 ${ms(percentile(r.ttfb, 50))}, p99 ${
+          ms(percentile(r.ttfb, 99))
+        }, errors ${r.errors}`,
+      );
+    }
   }
   for (const side of SIDES) {
-    const r = await runLoad({
-      url: ep[side].url + PATH,
-      headers: ep[side].headers,
-      body: STREAM_BODY,
-      concurrency: 1,
-      warmupSeconds: 1,
-      seconds: c1Seconds,
-    });
-    runs[side].ttfb1 = r;
-    o.log(`  stream TTFB c=1 ${NAME[side]}: p50 ${ms(percentile(r.ttfb, 50))}, errors ${r.errors}`);
+    runs[side].json1Rounds = json1[side];
+    runs[side].json1 = medianLatencies(json1[side]);
+    runs[side].ttfb1 = pooledLoads(ttfb1[side]);
   }
   return runs;
 }

@@ -64,7 +64,10 @@ export interface SideRuns {
   stream32: Loaded;
   /** Every c=32 round, in the order run. */
   rounds: Record<"json32" | "stream32", Loaded[]>;
+  /** The c=1 JSON rounds' figures together (medianLatencies); every round in `json1Rounds`. */
   json1: WrkResult;
+  json1Rounds: WrkResult[];
+  /** Every c=1 stream round's samples together (load.ts pooledLoads). */
   ttfb1: LoadResult;
   /** SSE frames one stream brought the client (checked before the load). */
   frames: number;
@@ -99,6 +102,24 @@ export function medianRound(rounds: readonly Loaded[]): Loaded {
   if (rounds.length === 0) throw new RangeError("no rounds");
   const sorted = [...rounds].sort((a, b) => a.wrk.rps - b.wrk.rps);
   return sorted[Math.floor((sorted.length - 1) / 2)]!;
+}
+
+/**
+ * c=1 JSON rounds as one figure: the median of the rounds' p50s and, on its own, of their p99s (wrk gives
+ * percentiles, not samples); requests and errors summed. A single 5 s run's p99 at one connection moves by
+ * milliseconds (bench/RESULTS.md, "The c=1 p99: the runtime's own tail").
+ */
+export function medianLatencies(rounds: readonly WrkResult[]): WrkResult {
+  if (rounds.length === 0) throw new RangeError("no rounds");
+  const mid = (f: (w: WrkResult) => number) =>
+    rounds.map(f).sort((a, b) => a - b)[Math.floor((rounds.length - 1) / 2)]!;
+  return {
+    ...rounds[0]!,
+    p50Ms: mid((w) => w.p50Ms),
+    p99Ms: mid((w) => w.p99Ms),
+    requests: rounds.reduce((n, w) => n + w.requests, 0),
+    errors: rounds.reduce((n, w) => n + w.errors, 0),
+  };
 }
 
 /** CPU ms a process spent per response of a run. */
@@ -325,10 +346,10 @@ export function render({ o, commit, wrk, runs, rows, profiled, holds }: Rendered
       o.rounds === 1 ? "" : "s"
     } of each load with the three sides ` +
     "in turn; a c=32 row shows its side's round with the median rate (every round below the tables); " +
-    `c=1: wrk 1 connection for ${Math.max(1, o.seconds / 2)} s (JSON), a Deno fetch ` +
-    `loop for 1 + ${
+    `c=1, in as many rounds: wrk 1 connection for ${Math.max(1, o.seconds / 2)} s (JSON; its p50 and p99 ` +
+    `the medians of the rounds'), a Deno fetch loop for 1 + ${
       Math.max(1, o.seconds / 2)
-    } s (stream time to first body byte). Every process on loopback.`,
+    } s (stream time to first body byte; percentiles over every round's streams). Every process on loopback.`,
     "- Upstream: bench/chat_mock.ts, one fixed `chat.completion` JSON, or one fixed SSE stream of " +
     `${STREAM_FRAMES} frames (20 content chunks, the finish chunk, the usage chunk, \`[DONE]\`), each frame its ` +
     "own body chunk, all queued at once. Gateway: `main.ts` on a KV file (its default store), model `k3` " +
@@ -487,5 +508,12 @@ function roundsLine(runs: Record<Side, SideRuns>): string {
       shares.join(", ")
     })`;
   });
-  return `Rounds at c=32, in the order run — ${parts.join(". ")}.`;
+  const c1 = SIDES.filter((s) => s !== "direct").map((s) =>
+    `${NAME[s]} ${
+      runs[s].json1Rounds.map((w, i) => signed(w.p99Ms - runs.direct.json1Rounds[i]!.p99Ms)).join(" / ")
+    }`
+  );
+  return `Rounds at c=32, in the order run — ${parts.join(". ")}. c=1 JSON added p99, round by round: ${
+    c1.join("; ")
+  }.`;
 }

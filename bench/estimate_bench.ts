@@ -1,5 +1,10 @@
-/** count_tokens estimator speed: estimateInputTokens over a ~1 MiB request body, in-process. */
+/**
+ * Per-body walks of the request path over a ~1 MiB request body, in-process: count_tokens' and the reserve's
+ * estimator (estimateInputTokens), and the repeated-name check a native body's bytes pass before they go
+ * upstream (hasDuplicateMembers).
+ */
 import { estimateInputTokens } from "../src/billing/estimate.ts";
+import { hasDuplicateMembers } from "../src/util/json_duplicates.ts";
 
 export interface EstimateResult {
   shape: string;
@@ -9,6 +14,8 @@ export interface EstimateResult {
   p99Ms: number;
   /** JSON.parse of the same body, for scale (the gateway parses before it estimates). */
   parseMedianMs: number;
+  /** hasDuplicateMembers over the same text and its parse. */
+  repeatsMedianMs: number;
   tokens: number;
 }
 
@@ -57,6 +64,12 @@ export function benchEstimate(shape: "turns" | "parts", runs = 200): EstimateRes
     tokens = estimateInputTokens(body);
     times.push(performance.now() - t0);
   }
+  const repeats: number[] = [];
+  for (let i = 0; i < runs + 20; i++) {
+    const t0 = performance.now();
+    if (hasDuplicateMembers(text, body)) throw new Error("the bench body repeats a name");
+    if (i >= 20) repeats.push(performance.now() - t0); // the first 20: warm-up (JIT)
+  }
   const parses: number[] = [];
   for (let i = 0; i < 30; i++) {
     const t0 = performance.now();
@@ -71,6 +84,7 @@ export function benchEstimate(shape: "turns" | "parts", runs = 200): EstimateRes
     medianMs: median(times),
     p99Ms: sorted[Math.ceil(0.99 * sorted.length) - 1]!,
     parseMedianMs: median(parses),
+    repeatsMedianMs: median(repeats),
     tokens,
   };
 }

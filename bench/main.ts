@@ -57,7 +57,7 @@ const notes: string[] = [];
 const floorNotes: string[] = [];
 
 // In-process benches first, while the machine is otherwise idle.
-log("estimateInputTokens over ~1 MiB bodies");
+log("estimateInputTokens and the repeated-name check over ~1 MiB bodies");
 for (const shape of ["turns", "parts"] as const) {
   const e = benchEstimate(shape);
   log(`  ${shape}: median ${ms(e.medianMs)}, p99 ${ms(e.p99Ms)} (JSON.parse ${ms(e.parseMedianMs)})`);
@@ -68,6 +68,15 @@ for (const shape of ["turns", "parts"] as const) {
     gateway: `${ms(e.medianMs)} (p99 ${ms(e.p99Ms)}; JSON.parse ${ms(e.parseMedianMs)})`,
     target: "≪ 10 ms",
     pass: e.medianMs < 10,
+  });
+  log(`  ${shape}: repeated-name check median ${ms(e.repeatsMedianMs)}`);
+  rows.push({
+    metric: `Repeated-name check of a native body (src/util/json_duplicates.ts), ${
+      (e.bodyBytes / 1048576).toFixed(2)
+    } MiB body (${e.shape}), median of ${e.runs}`,
+    gateway: `${ms(e.repeatsMedianMs)} (JSON.parse ${ms(e.parseMedianMs)})`,
+    target: "< JSON.parse",
+    pass: e.repeatsMedianMs < e.parseMedianMs,
   });
 }
 

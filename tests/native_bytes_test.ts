@@ -96,3 +96,31 @@ Deno.test("a duplicated member the gateway sets: the body is serialised again, o
     });
     assert.equal(bodies[0]!.match(/stream_options/g)?.length, 1);
   }));
+
+Deno.test("a name the client's bytes repeat, at any depth: the upstream gets the body the gateway held for", () =>
+  withRecordingUpstream("ALPHA_UPSTREAM_URL", async (send, bodies) => {
+    // JSON.parse keeps the last of each: max_tokens 16 and the short content are what was checked and held for.
+    const client =
+      `{"model":"k3","max_tokens":50000,"messages":[{"role":"user","content":"[[sim:words=3]]",` +
+      `"content":"коротко [[sim:words=2]]"}],"max_tokens":16}`;
+    const res = await send("/v1/chat/completions", client);
+    assert.equal(res.status, 200);
+    await res.json();
+    assert.deepEqual(JSON.parse(bodies[0]!), {
+      model: "k3",
+      max_tokens: 16,
+      messages: [{ role: "user", content: "коротко [[sim:words=2]]" }],
+    });
+    assert.equal(bodies[0]!.match(/max_tokens/g)?.length, 1);
+    assert.equal(bodies[0]!.match(/"content"/g)?.length, 1);
+    // A name written twice in one object only through an escape is a repeat too.
+    const escaped = `{"model":"k3","max_tokens":50000,"max_\\u0074okens":16,"messages":${MESSAGES}}`;
+    assert.equal((await send("/v1/chat/completions", escaped)).status, 200);
+    assert.equal(JSON.parse(bodies[1]!).max_tokens, 16);
+    assert.equal(bodies[1]!.match(/max_/g)?.length, 1);
+    // The same names in different objects are no repeat: the bytes go as they came.
+    const distinct =
+      `{"model":"k3","messages":[{"role":"user","content":"a"},{"role":"user","content":"b"}]}`;
+    assert.equal((await send("/v1/chat/completions", distinct)).status, 200);
+    assert.equal(bodies[2], distinct);
+  }));

@@ -12,13 +12,14 @@ import { type Family, findModel, type ModelEntry } from "../catalog/models.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import { FAMILY_POLICIES } from "../families/registry.ts";
 import { resolveFileReferences } from "../files/resolve.ts";
-import { parseJsonObject, readBodyBytes } from "../request/body.ts";
+import { parseJsonText, readBodyBytes } from "../request/body.ts";
 import type { KeyContext } from "../request/context.ts";
 import { requestParams } from "../ir/request.ts";
 import type { Protocol, ProtocolName } from "../protocols/codec.ts";
 import { PROTOCOLS } from "../protocols/registry.ts";
 import { formatUsd } from "../money/usd.ts";
 import { jsonDepthExceeds, MAX_BODY_DEPTH } from "../util/json_depth.ts";
+import { hasDuplicateMembers } from "../util/json_duplicates.ts";
 import { setMembers } from "../util/json_span.ts";
 import { AnswerTrace } from "./answer_trace.ts";
 import { forward } from "./forward.ts";
@@ -34,7 +35,7 @@ export async function admit(app: App, ctx: KeyContext, route: SurfaceRoute) {
   const account = ctx.account;
   if (route.surface === "anthropic") checkAnthropicVersion(ctx.req.headers);
   const raw = await readBodyBytes(ctx.req, app.config.BODY_LIMIT_BYTES);
-  const body = parseJsonObject(raw);
+  const { body, text } = parseJsonText(raw);
   // Before any walk of the body: the estimate and the codecs then see bounded nesting.
   if (jsonDepthExceeds(body, MAX_BODY_DEPTH)) {
     throw new GatewayError("invalid_request", {
@@ -57,7 +58,7 @@ export async function admit(app: App, ctx: KeyContext, route: SurfaceRoute) {
   const policy = FAMILY_POLICIES[model.family];
   Object.assign(ctx.headers, policy.answerHeaders(route.surface, ctx.requestId));
   policy.admitKey(account);
-  return { account, body, raw, model, policy };
+  return { account, body, raw, text, model, policy };
 }
 
 export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): Promise<Response> {
@@ -256,13 +257,14 @@ function budgetField(surface: ProtocolName, body: Record<string, unknown>): stri
  * them (`original`: no family rule or file translation replaced it), with the top-level members the protocol
  * or the family set (the upstream model, a stream's `stream_options`, the family's fields) put into them in
  * place — no re-serialising of a large prompt. Rules and translation signal a change by identity; a removed
- * member or a duplicated one takes the prepared object instead. A server prompt is put on those bytes by the
- * codec, or on the prepared object.
+ * member, or a name the bytes repeat in any object (json_duplicates.ts: the upstream might read the other one
+ * than the gateway checked and held for), takes the prepared object instead. A server prompt is put on those
+ * bytes by the codec, or on the prepared object.
  */
 function nativeBody(
   surface: Protocol,
   prepared: Record<string, unknown>,
-  original: { body: Record<string, unknown>; raw: Uint8Array } | undefined,
+  original: { body: Record<string, unknown>; raw: Uint8Array; text: string } | undefined,
   prompt: string | undefined,
 ): Record<string, unknown> | Uint8Array {
   const raw = original && withChangedMembers(prepared, original);
@@ -270,11 +272,16 @@ function nativeBody(
   return surface.prefixSystem!(prepared, raw, prompt);
 }
 
-/** `original.raw` with the members `prepared` changed or added set in place; undefined if it removed one. */
+/**
+ * `original.raw` with the members `prepared` changed or added set in place; undefined if it removed one, or if
+ * the bytes repeat a name.
+ */
 function withChangedMembers(
   prepared: Record<string, unknown>,
-  original: { body: Record<string, unknown>; raw: Uint8Array },
+  original: { body: Record<string, unknown>; raw: Uint8Array; text: string },
 ): Uint8Array | undefined {
+  for (const k of Object.keys(original.body)) if (!Object.hasOwn(prepared, k)) return undefined;
+  if (hasDuplicateMembers(original.text, original.body)) return undefined;
   const changes: Record<string, unknown> = {};
   let changed = false;
   for (const k of Object.keys(prepared)) {
@@ -282,6 +289,5 @@ function withChangedMembers(
     changes[k] = prepared[k];
     changed = true;
   }
-  for (const k of Object.keys(original.body)) if (!Object.hasOwn(prepared, k)) return undefined;
   return changed ? setMembers(original.raw, original.body, changes) : original.raw;
 }

@@ -51,19 +51,26 @@ export async function readJsonObject(req: Request, limit: number): Promise<Recor
  * refusing keeps what was validated and what is forwarded the same bytes.
  */
 export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {
+  return parseJsonText(bytes).body;
+}
+
+/** parseJsonObject, with the decoded text the object was parsed from (engine/generate.ts reads it again). */
+export function parseJsonText(bytes: Uint8Array): { body: Record<string, unknown>; text: string } {
   if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) {
     throw new GatewayError("invalid_json", {
       detail: "Тело начинается с метки порядка байтов (BOM, EF BB BF); отправьте JSON без BOM.",
     });
   }
+  let text: string;
   let value: unknown;
   try {
-    value = JSON.parse(utf8.decode(bytes));
+    text = utf8.decode(bytes);
+    value = JSON.parse(text);
   } catch {
     throw new GatewayError("invalid_json");
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw new GatewayError("invalid_body_type");
   }
-  return value as Record<string, unknown>;
+  return { body: value as Record<string, unknown>, text };
 }

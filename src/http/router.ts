@@ -24,6 +24,16 @@ interface Compiled<H> extends Route<H> {
   segments: string[];
 }
 
+/**
+ * The path with every run of slashes read as one: a base URL configured with a trailing slash
+ * (`https://gw.example/v1/`) makes clients that append `/chat/completions` send `/v1//chat/completions`, and
+ * nginx's default `merge_slashes on` serves it. The gateway routes, logs and records usage under the merged
+ * path whether or not a proxy stands in front.
+ */
+export function mergeSlashes(path: string): string {
+  return path.includes("//") ? path.replace(/\/{2,}/g, "/") : path;
+}
+
 export type Match<H> =
   | { kind: "found"; route: Route<H>; params: Record<string, string> }
   | { kind: "method_not_allowed"; allow: string[]; envelope: Envelope }

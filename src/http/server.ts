@@ -16,7 +16,7 @@ import { requestLimits } from "./rate_limits.ts";
 import { checkHeadSize, checkHost } from "./request_head.ts";
 import { admitSession } from "./session_stage.ts";
 import { shuttingDown } from "./shutdown.ts";
-import { Router } from "./router.ts";
+import { mergeSlashes, Router } from "./router.ts";
 import { type Handler, ROUTES } from "./routes.ts";
 import type { GatewayHandler } from "./serve.ts";
 
@@ -36,20 +36,21 @@ export function createHandler(app: App): GatewayHandler {
   return async (req, conn, completed) => {
     const requestId = app.newId("req_");
     const url = new URL(req.url);
-    const m = router.match(req.method, url.pathname);
+    const path = mergeSlashes(url.pathname);
+    const m = router.match(req.method, path);
     const route = m.kind === "found" ? m.route : undefined;
     // Counted once it ends, logged once its answer is written (src/telemetry/); an unrouted request under
     // surface "none".
     const trace = new RequestTrace(app, requestId, route ? route.label : "none", route?.path, completed);
     // Every answer under /dashboard, routed or not, is a page for a person with the dashboard's headers.
-    const dashboard = isDashboardPath(url.pathname);
+    const dashboard = isDashboardPath(path);
     const envelope: Envelope = m.kind === "found"
       ? m.route.envelope
       : m.kind === "method_not_allowed"
       ? m.envelope
       : dashboard
       ? "html"
-      : url.pathname.includes("/messages")
+      : path.includes("/messages")
       ? "anthropic"
       : "openai";
     const headers: Record<string, string> = dashboard
@@ -61,6 +62,7 @@ export function createHandler(app: App): GatewayHandler {
       // The head first: before routing and authentication (README "Errors", HTTP level).
       checkHost(req, url, conn.fallbackHost);
       checkHeadSize(req, url);
+      if (path !== url.pathname) url.pathname = path; // handlers and the usage row see the merged path
       if (m.kind === "not_found") throw new GatewayError("route_not_found");
       if (m.kind === "method_not_allowed") {
         throw new GatewayError("method_not_allowed", { headers: { allow: m.allow.join(", ") } });

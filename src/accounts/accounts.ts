@@ -240,6 +240,7 @@ export class Accounts {
       throw new Error("Accounts.update changes metadata only; money moves through the ledger");
     }
     await this.store.updateKey(acc.rec);
+    this.lease?.keyChanged(acc); // new caps count at once in this process's takes (lease_ledger.ts)
     return acc;
   }
 
@@ -310,6 +311,7 @@ export class Accounts {
     }
     const { balance, credited, spent } = acc.rec;
     Object.assign(acc.rec, rec, { balance, credited, spent });
+    this.lease?.keyChanged(acc); // a key capped now gives back its idle leased credit (lease_ledger.ts)
     return acc;
   }
 }

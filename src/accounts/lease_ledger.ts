@@ -5,11 +5,12 @@
  * settlements move credit from the lease to `spent` in the group commit; idle credit goes back after
  * `idleMs`; leases are renewed while the process lives and come back by themselves `ttlMs` after it dies.
  * A key with a cap (spec §5.5) takes exactly each hold from the store instead, checked against the shared
- * windows there, so its caps hold across processes.
+ * windows there with the caps as stored, and holds no credit beyond its open holds, so its caps hold across
+ * processes as on one.
  */
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { Store } from "../store/store.ts";
-import type { LeaseDecision, LeaseView, UsageRow } from "../store/types.ts";
+import type { Caps, LeaseDecision, LeaseView, UsageRow } from "../store/types.ts";
 import { type Account, addHold, settleHold } from "./account.ts";
 import { type CapCodes, checkCaps } from "./caps.ts";
 import { type CommitStats, GroupCommitter } from "./group_commit.ts";
@@ -48,13 +49,25 @@ interface Slot {
   touched: number;
   /** The store call in flight for this key: takes are made one at a time per key. */
   busy: Promise<unknown>;
+  /** The caps the last take read in the store, newer than the key's record until the record changes
+   *  (`keyChanged`); undefined: the record's. */
+  caps: Caps | undefined;
+  /** Open holds taken exactly from the store (their reserve already in the shared windows), counted by
+   *  amount: a settlement of a hold of that amount is one of them (holds of one amount settle alike). */
+  direct: Map<bigint, number>;
+  /** The give-back of the lease's free credit once the key is capped, until it is durable. */
+  shed: Promise<void> | undefined;
 }
 
-const hasCaps = (acc: Account) => {
-  const c = acc.rec.caps;
-  return c.hourlySpend !== null || c.dailySpend !== null || c.hourlyReserve !== null ||
-    c.dailyReserve !== null;
-};
+const isCapped = (c: Caps) =>
+  c.hourlySpend !== null || c.dailySpend !== null || c.hourlyReserve !== null || c.dailyReserve !== null;
+
+/** A take that wrote nothing: the caps it read call for the other kind of take. */
+const NOTHING: LeaseDecision = { grant: 0n, reserved: 0n };
+
+/** Rounds of the group commit a give-back waits for before a take counts the leases (a failed round is
+ *  retried; past this many the take counts the credit still leased, which refuses rather than overspends). */
+const SHED_ROUNDS = 5;
 
 export class LeaseLedger implements Ledger {
   readonly #committer: GroupCommitter;
@@ -99,17 +112,63 @@ export class LeaseLedger implements Ledger {
   }
 
   async hold(acc: Account, req: HoldRequest): Promise<void> {
-    if (hasCaps(acc)) return await this.#direct(acc, req);
     // Steady state: the lease covers it, no store round trip. Otherwise take (one take per key at a time),
-    // and look again after each: holds placed meanwhile may have used what the take brought.
-    if (this.#fromLease(acc, req)) return;
+    // and look again after each: holds placed meanwhile may have used what the take brought. A capped key
+    // takes each hold exactly. A take that reads other caps than this process knew switches kinds.
+    if (!isCapped(this.#caps(acc)) && this.#fromLease(acc, req)) return;
     await this.#serial(acc, async () => {
-      for (let attempt = 0; attempt < 3; attempt++) {
-        if (this.#fromLease(acc, req)) return;
-        await this.#take(acc, req.amount);
+      for (let attempt = 0; attempt < 5; attempt++) {
+        if (isCapped(this.#caps(acc))) {
+          if (await this.#direct(acc, req)) return;
+        } else {
+          if (this.#fromLease(acc, req)) return;
+          if (attempt < 4) await this.#take(acc, req);
+        }
       }
-      if (!this.#fromLease(acc, req)) throw new GatewayError("request_reserve_exceeds_credit");
+      throw new GatewayError("request_reserve_exceeds_credit");
     });
+  }
+
+  /** The key's caps as this process last learned them: from the last take, or from its record when that
+   *  changed since. */
+  #caps(acc: Account): Caps {
+    return this.#slots.get(acc.rec.id)?.caps ?? acc.rec.caps;
+  }
+
+  /**
+   * The key's record changed (the key refresh read another process's change, or this process's admin change
+   * is durable): its caps are the ones to go by again, and a key capped now gives back at once the credit
+   * its lease holds beyond its open holds, so no other process counts that credit as open (caps.ts).
+   */
+  keyChanged(acc: Account): void {
+    const s = this.#slots.get(acc.rec.id);
+    if (!s) return;
+    s.caps = undefined;
+    if (isCapped(acc.rec.caps)) this.#giveBackFree(acc, s);
+  }
+
+  /** Gives back (through the group commit) what the lease holds beyond the open holds; `s.shed` resolves
+   *  when that is durable. */
+  #giveBackFree(acc: Account, s: Slot): void {
+    const free = s.lease - acc.held;
+    if (free <= 0n) return;
+    this.#committer.money(acc.rec.id, 0n, 0n, { holder: this.opts.holder, returned: free, reserved: 0n });
+    s.lease -= free;
+    s.storeFree += free;
+    const shed = this.#durable().finally(() => {
+      if (s.shed === shed) s.shed = undefined;
+    });
+    s.shed = shed;
+  }
+
+  /** Resolves once everything queued before the call is durable (a failed round is retried), or after
+   *  SHED_ROUNDS failed rounds. */
+  async #durable(): Promise<void> {
+    for (let round = 0; round < SHED_ROUNDS; round++) {
+      const failures = this.#committer.failures;
+      await this.#committer.flush();
+      if (this.#committer.failures === failures) return;
+    }
   }
 
   /** Places the hold from the lease if it covers it and is not about to expire. */
@@ -132,21 +191,35 @@ export class LeaseLedger implements Ledger {
     s.touched = now;
   }
 
-  /** Takes what the hold misses, and a slice for the holds to come. Refuses when the store cannot cover it. */
-  async #take(acc: Account, amount: bigint): Promise<void> {
+  /**
+   * Takes what the hold misses, and a slice for the holds to come. Refuses when the store cannot cover it.
+   * A key the store shows capped gets nothing: this process learns the caps and gives back its free credit,
+   * and the hold is taken exactly (`#direct`).
+   */
+  async #take(acc: Account, { amount }: HoldRequest): Promise<void> {
     const s = this.#slot(acc);
     const now = this.#now();
     const usable = this.#usable(s, now);
     const free = usable && s.lease > acc.held ? s.lease - acc.held : 0n;
     const need = amount - free;
+    let caps: Caps | undefined;
     const { view, grant } = await this.store.takeLease({
       keyId: acc.rec.id,
       holder: this.opts.holder,
       now,
       ttlMs: this.opts.ttlMs,
-      decide: (v) => ({ grant: slice(need, freeIn(v)), reserved: 0n }),
+      decide: (v, c) => {
+        caps = isCapped(c) ? c : undefined;
+        return caps ? NOTHING : { grant: slice(need, freeIn(v)), reserved: 0n };
+      },
     });
     this.#saw(s, view, grant, now);
+    if (caps) s.caps = { ...caps };
+    // Capped now (read by this take, or by the key refresh while it ran): what it brought goes back too.
+    if (isCapped(this.#caps(acc))) {
+      this.#giveBackFree(acc, s);
+      return;
+    }
     if (grant === 0n) {
       throw new GatewayError(
         free + freeIn(view) <= 0n ? "insufficient_credit" : "request_reserve_exceeds_credit",
@@ -154,21 +227,34 @@ export class LeaseLedger implements Ledger {
     }
   }
 
-  /** A capped key: the hold itself is taken from the store, with its credit and the shared cap windows. */
-  async #direct(acc: Account, req: HoldRequest): Promise<void> {
+  /**
+   * A capped key: the hold itself is taken from the store, with its credit and the shared cap windows, under
+   * the caps as stored. First the lease's free credit (taken before the cap) goes back and is durable, so the
+   * take counts this process's open holds and no idle credit. False when the store shows no cap any more
+   * (lifted): this process learns it and nothing was taken.
+   */
+  async #direct(acc: Account, req: HoldRequest): Promise<boolean> {
     const s = this.#slot(acc);
-    await this.#serial(acc, async () => {
-      const now = this.#now();
-      const { view, grant } = await this.store.takeLease({
-        keyId: acc.rec.id,
-        holder: this.opts.holder,
-        now,
-        ttlMs: this.opts.ttlMs,
-        decide: (v) => capped(acc, v, req.amount, req.capCodes, now),
-      });
-      this.#saw(s, view, grant, now);
-      this.#place(acc, s, req.amount, req.now);
+    this.#giveBackFree(acc, s);
+    if (s.shed) await s.shed;
+    const now = this.#now();
+    let caps: Caps | undefined;
+    const { view, grant } = await this.store.takeLease({
+      keyId: acc.rec.id,
+      holder: this.opts.holder,
+      now,
+      ttlMs: this.opts.ttlMs,
+      decide: (v, c) => {
+        caps = c;
+        return isCapped(c) ? capped(v, c, req.amount, req.capCodes, now) : NOTHING;
+      },
     });
+    this.#saw(s, view, grant, now);
+    s.caps = { ...caps! };
+    if (!isCapped(s.caps)) return false;
+    this.#place(acc, s, req.amount, req.now);
+    s.direct.set(req.amount, (s.direct.get(req.amount) ?? 0) + 1);
+    return true;
   }
 
   /** Takes run one at a time per key, in arrival order; a failed one does not stop the next. */
@@ -190,7 +276,17 @@ export class LeaseLedger implements Ledger {
   #slot(acc: Account): Slot {
     let s = this.#slots.get(acc.rec.id);
     if (!s) {
-      s = { acc, lease: 0n, expiresAt: 0, storeFree: acc.rec.balance, touched: 0, busy: Promise.resolve() };
+      s = {
+        acc,
+        lease: 0n,
+        expiresAt: 0,
+        storeFree: acc.rec.balance,
+        touched: 0,
+        busy: Promise.resolve(),
+        caps: undefined,
+        direct: new Map(),
+        shed: undefined,
+      };
       this.#slots.set(acc.rec.id, s);
     }
     return s;
@@ -201,15 +297,18 @@ export class LeaseLedger implements Ledger {
     const s = this.#slot(acc);
     settleHold(acc, held, charge, row);
     s.touched = this.#now();
-    // A capped key's lease is its open holds: what the hold did not charge goes back now (its reserve was
-    // counted by the take). Otherwise the rest stays in the lease for the next holds, and the reserve is
-    // counted in the shared windows with the charge.
-    const returned = hasCaps(acc) && held > charge ? held - charge : 0n;
+    // A hold taken exactly had its reserve counted by its take; one placed from the lease has it counted now,
+    // with the charge. A capped key's lease is its open holds: what the hold did not charge goes back now.
+    // Otherwise the rest stays in the lease for the next holds.
+    const direct = s.direct.get(held) ?? 0;
+    if (direct > 1) s.direct.set(held, direct - 1);
+    else if (direct === 1) s.direct.delete(held);
+    const returned = isCapped(this.#caps(acc)) && held > charge ? held - charge : 0n;
     s.lease -= charge + returned;
     this.#committer.money(acc.rec.id, charge, 0n, {
       holder: this.opts.holder,
       returned,
-      reserved: hasCaps(acc) ? 0n : held,
+      reserved: direct > 0 ? 0n : held,
     });
     this.#committer.usage(row);
   }
@@ -331,15 +430,20 @@ function slice(need: bigint, free: bigint): bigint {
   return want > need ? want : need;
 }
 
-/** A capped key's hold decided against the store's view: credit, then the caps over the shared windows, whose
- *  open holds are every process's leases of the key. Throws the refusal (nothing is written then). */
-function capped(acc: Account, v: LeaseView, amount: bigint, codes: CapCodes, now: number): LeaseDecision {
+/**
+ * A capped key's hold decided against the store's view: credit, then the caps as stored over the shared
+ * windows, whose open holds are every process's live leases of the key. A process that knows the key is
+ * capped holds in its lease only its open holds (and, until the group commit carries them, the rests of its
+ * settlements), so that is what is counted; one that has not learned the cap yet is counted with its whole
+ * lease. Throws the refusal (nothing is written then).
+ */
+function capped(v: LeaseView, caps: Caps, amount: bigint, codes: CapCodes, now: number): LeaseDecision {
   const free = freeIn(v);
   if (free <= 0n) throw new GatewayError("insufficient_credit");
   if (free < amount) throw new GatewayError("request_reserve_exceeds_credit");
   const w = v.window;
   checkCaps(
-    acc.rec.caps,
+    caps,
     {
       hourStart: w.hourStart,
       dayStart: w.dayStart,

@@ -217,3 +217,152 @@ Deno.test("LeaseLedger: a capped key's holds are taken from the store, so its ca
     await t.close();
   }
 });
+
+const spendCap = (cap: bigint | null) => ({
+  hourlySpend: cap,
+  dailySpend: null,
+  hourlyReserve: null,
+  dailyReserve: null,
+});
+
+/** Sets `caps` on key_a in the store (another process's admin change) and, when given, in the records of
+ *  `aware` holders, as their key refresh would. */
+async function setCaps(
+  store: Store,
+  caps: KeyRecord["caps"],
+  ...aware: { ledger: LeaseLedger; acc: Account }[]
+): Promise<void> {
+  const rec = (await store.getKey("key_a"))!;
+  await store.updateKey({ ...rec, caps });
+  for (const side of aware) {
+    side.acc.rec.caps = { ...caps };
+    side.ledger.keyChanged(side.acc);
+  }
+}
+
+/** Holds and settles `amount` (charged whole, durable before the next) on each side in turn until one is
+ *  refused: how many were admitted, and the refusal's code. */
+async function untilRefused(sides: { ledger: LeaseLedger; acc: Account }[], amount: bigint) {
+  for (let admitted = 0; admitted < 100; admitted++) {
+    const { ledger, acc } = sides[admitted % sides.length]!;
+    try {
+      await ledger.hold(acc, { amount, capCodes: CODES, now: Date.now() });
+    } catch (err) {
+      if (!(err instanceof GatewayError)) throw err;
+      return { admitted, code: err.code };
+    }
+    ledger.settle(acc, amount, amount, usageRow(`req_${++seq}`, "key_a", { charged: amount }));
+    await ledger.flush();
+  }
+  throw new Error("never refused");
+}
+
+Deno.test("LeaseLedger: a cap set on a key another holder leased before counts open holds, not that idle lease", async () => {
+  const t = await setup(100_000n);
+  try {
+    const a = t.make("h_a");
+    const b = t.make("h_b");
+    assert.ok(await spend(a.ledger, a.acc, 100n, 50n));
+    await a.ledger.flush();
+    assert.equal((await t.view()).leased, 6_250n - 50n, "a slice of 1/16 of the credit, far above the cap");
+    await setCaps(t.store, spendCap(500n), a, b);
+    await a.ledger.flush();
+    assert.equal((await t.view()).leased, 0n, "the holder that learned the cap gave its idle credit back");
+    // As on one process: admitted while spent + open + reserve ≤ cap, on either holder.
+    const { admitted, code } = await untilRefused([b, a], 100n);
+    assert.equal(admitted, 4);
+    assert.equal(code, "hourly_spend_limit");
+    for (const side of [a, b]) {
+      await assert.rejects(
+        side.ledger.hold(side.acc, { amount: 100n, capCodes: CODES, now: Date.now() }),
+        (e: GatewayError) => e.code === "hourly_spend_limit",
+      );
+    }
+    const v = await t.view();
+    assert.equal(v.window.hourSpent, 450n);
+    assert.equal(v.leased, 0n);
+    assert.equal(v.credited, 100_000n);
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("LeaseLedger: a holder that has not read a cap spends past it at most what it had leased; its next take reads it", async () => {
+  const t = await setup(10_000n);
+  try {
+    const c = counted(t.store);
+    const a = t.make("h_a", {}, c.store);
+    const b = t.make("h_b");
+    assert.ok(await spend(a.ledger, a.acc, 100n, 100n));
+    await a.ledger.flush();
+    const before = await t.view();
+    const leased = before.leased; // A's lease when the cap is set: 800 − 100
+    assert.equal(leased, 700n);
+    await setCaps(t.store, spendCap(300n), b); // A's key refresh has not run
+    // B counts A's whole lease as open: refused.
+    await assert.rejects(
+      b.ledger.hold(b.acc, { amount: 100n, capCodes: CODES, now: Date.now() }),
+      (e: GatewayError) => e.code === "hourly_spend_limit",
+    );
+    // A holds from its lease without the store until it is used up; the take after reads the cap.
+    const { admitted, code } = await untilRefused([a], 100n);
+    assert.equal(admitted, 7);
+    assert.equal(code, "hourly_spend_limit");
+    assert.equal(a.acc.rec.caps.hourlySpend, null, "A's record still has no cap: its take read it");
+    const v = await t.view();
+    assert.equal(v.window.hourSpent, before.window.hourSpent + leased, "the bound: spent then + leased then");
+    assert.equal(v.leased, 0n);
+    assert.equal(c.calls.takes, 3, "the slice, the take that read the cap, the refused exact take");
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("LeaseLedger: a lowered cap counts at the next take, a lifted one lets the holds through again", async () => {
+  const t = await setup(100_000n, { caps: spendCap(2_000n) });
+  try {
+    const a = t.make("h_a");
+    const b = t.make("h_b");
+    for (let i = 0; i < 10; i++) {
+      assert.ok(await spend(i % 2 ? a.ledger : b.ledger, i % 2 ? a.acc : b.acc, 100n, 100n));
+    }
+    await a.ledger.flush();
+    await b.ledger.flush();
+    // Lowered in the store only (neither record has it yet): the next take of either holder goes by it.
+    await setCaps(t.store, spendCap(1_100n));
+    assert.deepEqual(await untilRefused([b, a], 50n), { admitted: 2, code: "hourly_spend_limit" });
+    // Lifted in the store only: a holder that still thinks the key capped learns it at its take.
+    await setCaps(t.store, { hourlySpend: null, dailySpend: null, hourlyReserve: null, dailyReserve: null });
+    assert.ok(await spend(a.ledger, a.acc, 100n, 100n));
+    assert.ok(await spend(b.ledger, b.acc, 100n, 100n));
+    await a.ledger.flush();
+    await b.ledger.flush();
+    const v = await t.view();
+    assert.equal(v.window.hourSpent, 1_100n + 200n);
+    assert.ok(v.leased > 0n, "uncapped again: slices are leased");
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("LeaseLedger: a hold placed from the lease before the cap settles after it: reserve counted once, rest back", async () => {
+  const t = await setup(100_000n);
+  try {
+    const a = t.make("h_a");
+    await a.ledger.hold(a.acc, { amount: 100n, capCodes: CODES, now: Date.now() });
+    await setCaps(t.store, { ...spendCap(null), hourlyReserve: 10_000n }, a);
+    await a.ledger.flush();
+    assert.equal((await t.view()).leased, 100n, "the open hold stays leased, the rest went back");
+    a.ledger.settle(a.acc, 100n, 40n, usageRow("req_l", "key_a", { charged: 40n }));
+    await a.ledger.hold(a.acc, { amount: 200n, capCodes: CODES, now: Date.now() });
+    a.ledger.settle(a.acc, 200n, 200n, usageRow("req_d", "key_a", { charged: 200n }));
+    await a.ledger.flush();
+    const v = await t.view();
+    assert.equal(v.window.hourReserved, 300n);
+    assert.equal(v.window.hourSpent, 240n);
+    assert.equal(v.leased, 0n);
+    assert.equal(v.credited - v.spent - v.leased, 100_000n - 240n);
+  } finally {
+    await t.close();
+  }
+});

@@ -180,11 +180,12 @@ export class KvStore implements Store {
         return null;
       }
       const view = leaseViewOf(s.money, s.book.value, take.holder, take.now);
-      const d = take.decide(view);
+      const d = take.decide(view, s.meta.value.caps);
       checkDecision(view, d);
       if (d.grant === 0n && d.reserved === 0n) return { value: { view, grant: 0n } };
       const book = bookAfterTake(s.book.value, take.holder, take.now, take.ttlMs, view, d);
-      const op = this.kv.atomic().check(s.book, ...s.limbs).set(kvKeys.keyLedger(take.keyId), book);
+      // The metadata is checked too: a cap set meanwhile makes the take decide again with it.
+      const op = this.kv.atomic().check(s.meta, s.book, ...s.limbs).set(kvKeys.keyLedger(take.keyId), book);
       return (await commitChecked(op)) ? { value: { view, grant: d.grant } } : null;
     });
   }

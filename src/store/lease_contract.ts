@@ -50,6 +50,22 @@ export function leaseContract(backend: StoreBackend): void {
     assert.deepEqual([rec.credited, rec.spent, rec.balance], [1_000n, 100n, 900n]);
   });
 
+  test("takeLease: decide is handed the key's caps as stored, a cap set by updateKey counting from the next take", async ({ store }) => {
+    const none = { hourlySpend: null, dailySpend: null, hourlyReserve: null, dailyReserve: null };
+    await store.createKey(funded("key_a", 1_000n));
+    const caps: unknown[] = [];
+    const decide = (_v: unknown, c: unknown) => (caps.push(c), { grant: 10n, reserved: 0n });
+    await store.takeLease({ keyId: "key_a", holder: "h1", now: T, ttlMs: TTL, decide });
+    assert.deepEqual(caps.at(-1), none);
+    const capped = { ...none, hourlySpend: 500n, dailyReserve: 2n ** 70n };
+    await store.updateKey({ ...(await store.getKey("key_a"))!, caps: capped });
+    await store.takeLease({ keyId: "key_a", holder: "h2", now: T + 1, ttlMs: TTL, decide });
+    assert.deepEqual(caps.at(-1), capped);
+    await store.updateKey({ ...(await store.getKey("key_a"))!, caps: none });
+    await store.takeLease({ keyId: "key_a", holder: "h1", now: T + 2, ttlMs: TTL, decide });
+    assert.deepEqual(caps.at(-1), none, "a lifted cap");
+  });
+
   test("takeLease: a grant of 0 with no reserve writes nothing (no lease, no renewed expiry)", async ({ store }) => {
     await store.createKey(funded("key_a", 1_000n));
     await take(store, "key_a", "h1", T, 100n);

@@ -9,13 +9,26 @@ import type { Sql } from "./pg_connect.ts";
 import { checkDecision } from "./lease_decision.ts";
 import { leaseViewFromRow } from "./pg_rows.ts";
 import { addToWindow } from "./shared_window.ts";
-import type { LeaseTake, LeaseView } from "./types.ts";
+import type { Caps, LeaseTake, LeaseView } from "./types.ts";
 
 /** Attempts of a take that lost to a deadlock or a serialization failure (none is expected: see above). */
 const TAKE_ATTEMPTS = 5;
 const RETRIED_CODES = new Set(["40P01", "40001"]);
 
 const WINDOW_COLUMNS = "hour_start, day_start, hour_spent, day_spent, hour_reserved, day_reserved";
+const CAP_COLUMNS = "cap_hourly_spend, cap_daily_spend, cap_hourly_reserve, cap_daily_reserve";
+
+const bigOrNull = (v: string | null): bigint | null => v === null ? null : BigInt(v);
+
+/** The caps of a `keys` row read with CAP_COLUMNS. */
+function capsFromRow(r: postgres.Row): Caps {
+  return {
+    hourlySpend: bigOrNull(r.cap_hourly_spend),
+    dailySpend: bigOrNull(r.cap_daily_spend),
+    hourlyReserve: bigOrNull(r.cap_hourly_reserve),
+    dailyReserve: bigOrNull(r.cap_daily_reserve),
+  };
+}
 
 /** In one transaction (retried, bounded, on a deadlock or a serialization failure: `decide` is pure). */
 export async function takeLease(sql: Sql, take: LeaseTake): Promise<{ view: LeaseView; grant: bigint }> {
@@ -36,8 +49,9 @@ async function takeOnce(
   const { keyId, holder, now } = take;
   // The lock comes first, in a statement of its own: in READ COMMITTED each later statement's snapshot is
   // taken once it is held, so the leases read below include every take and commit of the key before this one.
+  // The caps come with it: a cap set (an UPDATE of the row) is ordered before or after this take as a whole.
   const [key] = await tx.unsafe(
-    `SELECT credited, spent, ${WINDOW_COLUMNS} FROM keys WHERE id = $1 FOR UPDATE`,
+    `SELECT credited, spent, ${WINDOW_COLUMNS}, ${CAP_COLUMNS} FROM keys WHERE id = $1 FOR UPDATE`,
     [keyId],
     { prepare: true }, // one text, so prepared once per connection: no describe round trip per take
   );
@@ -52,7 +66,7 @@ async function takeOnce(
       coalesce(sum(amount) FILTER (WHERE holder = ${holder}), 0) AS mine
     FROM leases WHERE key_id = ${keyId} AND expires_at > ${now}`;
   const view = leaseViewFromRow({ ...key, ...sums }, now);
-  const decision = take.decide(view);
+  const decision = take.decide(view, capsFromRow(key));
   checkDecision(view, decision);
   const { grant, reserved } = decision;
   if (grant === 0n && reserved === 0n) return { view, grant };

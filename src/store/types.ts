@@ -105,9 +105,11 @@ export interface LeaseTake {
    * Decides from the view; pure, since an optimistic store may call it again after a conflict. May throw
    * (the error propagates and nothing is written). The store refuses (RangeError) a grant or reserve below 0
    * or a positive grant above `credited − spent − leased` (which settlements of expired leases can take below
-   * zero). A lease that reaches 0 no longer exists.
+   * zero). A lease that reaches 0 no longer exists. `caps` are the key's caps as stored, read in the same
+   * atomic step (a cap set after it makes the take read again or wait for it), so a process that has not read
+   * a new cap through its key refresh yet still decides every take with it (docs/ledger_leases.md).
    */
-  decide(view: LeaseView): LeaseDecision;
+  decide(view: LeaseView, caps: Caps): LeaseDecision;
 }
 
 export interface UsageRow {

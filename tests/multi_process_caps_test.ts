@@ -238,8 +238,10 @@ onSharedStores(
       const first = await wave(1);
       assert.ok(first.every((x) => x.status === 200), JSON.stringify(first));
       ids.push(...first.map((x) => x.id));
-      // At most 17 charges before the change lands, below the new cap's n*.
-      const lowered = 20n * c;
+      // Lowered while the second wave runs: 9 charges, 8 holds open at r and up to 8 unspent rests not yet
+      // committed fit below it whichever way they interleave, and its n* is well below the old cap's.
+      const lowered = 9n * c + 16n * r;
+      assert.ok(reached(lowered, r, c) < reached(40n * c, r, c));
       const [second] = await Promise.all([wave(9), setCaps(b.url, key.id, { hourly_spend_usd: lowered })]);
       assert.ok(second.every((x) => x.status === 200), JSON.stringify(second));
       ids.push(...second.map((x) => x.id));

@@ -311,6 +311,9 @@ export class LeaseLedger implements Ledger {
       reserved: direct > 0 ? 0n : held,
     });
     this.#committer.usage(row);
+    // Until its commit, the rest still counts as open in every take's cap check: commit it now, not after
+    // the interval (a capped key's holds pay a store round trip each anyway).
+    if (returned > 0n) void this.#committer.flush();
   }
 
   applyCredit(acc: Account, amount: bigint): void {

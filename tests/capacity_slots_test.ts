@@ -194,7 +194,12 @@ Deno.test("capacity: a slot comes back however the request ends (one slot, each 
     assert.equal((await chat(k.key, "ещё раз")).status, 200);
     await assertAllSlotsFree(t, "last");
     assert.equal((await keyView(t, k.id)).held_usd, "0.00");
-  }, { MAX_INFLIGHT_UPSTREAM: "1", PRIORITY_SLOT_SHARE: "0", UPSTREAM_HEADERS_TIMEOUT_MS: "300" }));
+  }, {
+    MAX_INFLIGHT_UPSTREAM: "1",
+    PRIORITY_SLOT_SHARE: "0",
+    UPSTREAM_HEADERS_TIMEOUT_MS: "300",
+    UPSTREAM_GENERATION_TIMEOUT_MS: "300", // a JSON request's bound: the "headers timeout" ending below
+  }));
 
 Deno.test("capacity: MAX_INFLIGHT_UPSTREAM=0 bounds nothing (the count is still kept)", () =>
   withGateway(async (t) => {

@@ -260,7 +260,8 @@ Deno.test("money: the upstream headers timeout answers 504 upstream_timeout and 
         max_tokens: 10,
         // Gamma/eta's and theta's non-streaming requests wait for their head up to the run limit instead
         // (DELTA_RUN_TIMEOUT_MS, THETA_GENERATION_TIMEOUT_MS: tests/delta_run_limits_test.ts,
-        // tests/theta_queue_test.ts); their streams keep the headers timeout.
+        // tests/theta_queue_test.ts); their streams keep the headers timeout. Alpha/beta's non-streaming
+        // requests up to UPSTREAM_GENERATION_TIMEOUT_MS, the same free 504 (tests/json_generation_limit_test.ts).
         ...(model === "gamma-2.5" || model === "theta3.7-plus" ? { stream: true } : {}),
         messages: [{ role: "user", content: "hi [[sim:delay=2000]]" }],
       });
@@ -269,7 +270,7 @@ Deno.test("money: the upstream headers timeout answers 504 upstream_timeout and 
       assert.equal(json.error.code, "upstream_timeout");
     }
     assert.equal((await keyState(t, k.id)).spent_usd, "0.00");
-  }, { UPSTREAM_HEADERS_TIMEOUT_MS: "200" });
+  }, { UPSTREAM_HEADERS_TIMEOUT_MS: "200", UPSTREAM_GENERATION_TIMEOUT_MS: "200" });
 });
 
 Deno.test("money: a client that stops reading is not mistaken for a silent upstream", async () => {

@@ -150,7 +150,7 @@ Deno.test("retry: never once the answer started, never for a 500, a 429 or a tim
       assert.equal(t.sim.requests.length - before, 1, `${text}: one attempt`);
     }
     assert.equal(draws.draws, 0);
-  }, { UPSTREAM_HEADERS_TIMEOUT_MS: "300" }));
+  }, { UPSTREAM_HEADERS_TIMEOUT_MS: "300", UPSTREAM_GENERATION_TIMEOUT_MS: "300" }));
 
 Deno.test("retry: a refused connection is retried once, then the family's 503 with Retry-After (2 s; theta 30 s), free", async () => {
   const refused = closedPortUrl();
@@ -178,7 +178,8 @@ Deno.test("retry: a refused connection is retried once, then the family's 503 wi
 });
 
 Deno.test("timeout: a connection that never completes (TLS unanswered) ends at the headers timeout — 504, one attempt, free", async () => {
-  // Deno's fetch has no connect timeout of its own: UPSTREAM_HEADERS_TIMEOUT_MS bounds connecting too.
+  // Deno's fetch has no connect timeout of its own: UPSTREAM_HEADERS_TIMEOUT_MS bounds connecting too (a
+  // stream's), UPSTREAM_GENERATION_TIMEOUT_MS a JSON request's whole call.
   const silent = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const held: Deno.Conn[] = [];
   (async () => {
@@ -199,6 +200,7 @@ Deno.test("timeout: a connection that never completes (TLS unanswered) ends at t
     }, {
       ALPHA_UPSTREAM_URL: `https://127.0.0.1:${(silent.addr as Deno.NetAddr).port}`,
       UPSTREAM_HEADERS_TIMEOUT_MS: "300",
+      UPSTREAM_GENERATION_TIMEOUT_MS: "300",
     });
   } finally {
     silent.close();

@@ -75,6 +75,12 @@ export const ConfigSchema = z.object({
   /** Time allowed for the upstream to answer with headers (connect included: Deno's fetch has no connect bound). */
   UPSTREAM_HEADERS_TIMEOUT_MS: ms(120_000),
   /**
+   * A non-streaming request's upstream call, from going out to the answer's last byte (its head comes with the
+   * whole answer, so the headers timeout does not bound it): then 504 upstream_timeout, free. 600 s, as long as
+   * the official SDKs wait. Families with a run limit of their own (gamma/eta, theta) keep theirs instead.
+   */
+  UPSTREAM_GENERATION_TIMEOUT_MS: ms(600_000),
+  /**
    * The upstream calls' HTTP client (README "Upstream connections"): `wire`, the gateway's own keep-alive
    * HTTP/1.1 client (src/upstream/wire_client.ts); `fetch`, Deno's. An HTTP(S)_PROXY in the environment keeps
    * fetch whatever this says.

@@ -12,8 +12,8 @@ import { callUpstream } from "../upstream/client.ts";
 import type { UpstreamResponse } from "../upstream/upstream_response.ts";
 import { carryingRequestHeaders } from "../request/answer_headers.ts";
 import { jsonAnswer } from "./json_answer.ts";
-import { type PipelineDeadline, RunDeadline } from "./run_deadline.ts";
-import { settleFailed, settleRunCut, settleStream, streamSettlement } from "./settle.ts";
+import { type PipelineDeadline, runBound, RunDeadline } from "./run_deadline.ts";
+import { settleFailed, settleStream, streamSettlement } from "./settle.ts";
 import { StreamPipeline } from "./stream_pipeline.ts";
 
 export async function forward(x: Exchange): Promise<Response> {
@@ -46,10 +46,11 @@ export async function forward(x: Exchange): Promise<Response> {
   if (lease.headers) answerWith(x, lease.headers);
   if (lease.model) askFor(x, lease.model);
   const stream = x.ir.stream;
-  // The family's bound on the whole run, from the request going out (gamma/eta: spec §8.4). A JSON answer's
-  // head comes with the answer, so there it replaces the headers timeout; a stream's head comes at once.
-  const limit = x.policy.runLimit?.(x.app.config);
-  const run = limit && new RunDeadline(limit, x.abort);
+  // The bound on the whole run, from the request going out: the family's run limit (gamma/eta, theta: spec
+  // §8.4), else on a JSON request the generation limit. A JSON answer's head comes with the whole answer, so
+  // there it replaces the headers timeout; a stream's head comes at once and stays bounded by it.
+  const bound = runBound(x.policy, x.app.config, stream);
+  const run = bound && new RunDeadline(bound, x.abort);
   if (run) x.reservation.whenSettled(() => run.stop());
   x.ctx.trace.upstreamStarted();
   let res: UpstreamResponse;
@@ -63,11 +64,12 @@ export async function forward(x: Exchange): Promise<Response> {
         abort: x.abort,
         random: x.app.random,
         fetch: x.app.upstreamFetch,
-        ...(run && !stream ? {} : { headersTimeoutMs: x.app.config.UPSTREAM_HEADERS_TIMEOUT_MS }),
+        // A stream's head within the headers timeout; a JSON request has its run bound instead (above).
+        ...(stream ? { headersTimeoutMs: x.app.config.UPSTREAM_HEADERS_TIMEOUT_MS } : {}),
         ...(x.native ? { extraHeaders: pick(x.ctx.req.headers, x.upstream.nativeHeaders) } : {}),
       });
     } catch {
-      if (run?.expired) throw runCut(x, run);
+      if (run?.expired) throw run.cut(x.reservation, x.inputTokens);
       settleFailed(x.reservation, x.ctx.req.signal.aborted);
       // spec §7.2: "not finished in time" is 504; the headers timeout aborts with a TimeoutError reason.
       const timedOut = (x.abort.signal.reason as { name?: string } | undefined)?.name === "TimeoutError";
@@ -102,7 +104,7 @@ export async function forward(x: Exchange): Promise<Response> {
   if (run?.expired) {
     // The deadline passed just as the head arrived: the body is already aborted.
     await res.body?.cancel().catch(() => {});
-    throw runCut(x, run);
+    throw run.cut(x.reservation, x.inputTokens);
   }
   const call: UpstreamCallFacts = {
     upstreamModel: x.upstreamModel,
@@ -183,12 +185,6 @@ function openStream(
     },
     onOpen: (cutNow) => reservation.trackOpen(() => streamSettlement(reservation, cutNow(), inputTokens)),
   });
-}
-
-/** The run deadline cut the exchange before an answer arrived: paid for (the input estimate), its error. */
-function runCut(x: Exchange, run: RunDeadline): GatewayError {
-  settleRunCut(x.reservation, x.inputTokens);
-  return run.error();
 }
 
 function isEventStream(contentType: string | null): boolean {

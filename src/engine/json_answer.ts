@@ -7,7 +7,7 @@ import { UpstreamProtocolError } from "../protocols/codec.ts";
 import type { Exchange } from "./exchange.ts";
 import type { UpstreamResponse } from "../upstream/upstream_response.ts";
 import type { RunDeadline } from "./run_deadline.ts";
-import { estimatedUsage, settleFailed, settleRunCut } from "./settle.ts";
+import { estimatedUsage, settleFailed } from "./settle.ts";
 
 export async function jsonAnswer(
   res: UpstreamResponse,
@@ -21,11 +21,9 @@ export async function jsonAnswer(
     text = await res.text();
     json = JSON.parse(text);
   } catch {
-    // The family's run deadline aborted the body: the run is paid for (input estimate), its own error.
-    if (run?.expired) {
-      settleRunCut(a.reservation, a.inputTokens);
-      throw run.error();
-    }
+    // The run's deadline aborted the body: settled by its rule (a family's run limit: paid for at the input
+    // estimate; the generation limit: free), its own error.
+    if (run?.expired) throw run.cut(a.reservation, a.inputTokens);
     settleFailed(a.reservation, false);
     throw new GatewayError(a.policy.codes.invalidResponse);
   }

@@ -16,6 +16,8 @@ export class UpstreamProtocolFailure extends Error {
 export const MAX_HEAD_BYTES = 64 * 1024;
 /** A chunk-size line (with extensions) or a trailer line longer than this fails the body. */
 const MAX_LINE_BYTES = 4096;
+/** A trailer section longer than this fails the body (as a head would). */
+const MAX_TRAILER_BYTES = MAX_HEAD_BYTES;
 
 export type BodyFraming =
   | { kind: "none" }
@@ -45,6 +47,9 @@ function headText(bytes: Uint8Array): string {
 const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: (.*))?$/;
 /** Bytes no field may hold (RFC 9110 §5.5): refused here as Fetch's Headers refuse them. */
 const BAD_FIELD_BYTE = /[\0\r\n]/;
+/** A field name is a token, with no whitespace before its colon (RFC 9110 §5.1, RFC 9112 §5.1): a name read
+ *  one way here and another way by a proxy in front of the upstream is how a response is split. */
+const FIELD_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 /** Where the head ends in `buf[from, to)` (the index after its blank line), or -1 while incomplete. */
 export function headEnd(buf: Uint8Array, from: number, to: number): number {
@@ -63,6 +68,7 @@ export function parseHead(bytes: Uint8Array): ResponseHead {
   const m = STATUS_LINE.exec(lines[0]!);
   if (!m) throw new UpstreamProtocolFailure("not an HTTP/1.x status line");
   const status = Number(m[2]);
+  if (status < 100) throw new UpstreamProtocolFailure(`status ${m[2]}`);
   const headers: [string, string][] = [];
   let length: string | undefined;
   let chunked = false;
@@ -71,10 +77,11 @@ export function parseHead(bytes: Uint8Array): ResponseHead {
   for (let i = 1; i < lines.length - 2; i++) {
     const line = lines[i]!;
     const colon = line.indexOf(":");
-    if (colon <= 0 || line.charCodeAt(0) === 32 || line.charCodeAt(0) === 9 || BAD_FIELD_BYTE.test(line)) {
+    const raw = line.slice(0, colon);
+    if (colon <= 0 || !FIELD_NAME.test(raw) || BAD_FIELD_BYTE.test(line)) {
       throw new UpstreamProtocolFailure("malformed header line");
     }
-    const name = line.slice(0, colon).trim().toLowerCase();
+    const name = raw.toLowerCase();
     const value = line.slice(colon + 1).trim();
     headers.push([name, value]);
     if (name === "content-length") {
@@ -84,8 +91,9 @@ export function parseHead(bytes: Uint8Array): ResponseHead {
       }
       length = value;
     } else if (name === "transfer-encoding") {
+      // One coding, chunked, once (RFC 9112 §6.1: chunked is never applied twice; we ask for no other).
       const codings = value.toLowerCase().split(",").map((s) => s.trim());
-      if (codings[codings.length - 1] !== "chunked" || codings.length > 1) {
+      if (codings[codings.length - 1] !== "chunked" || codings.length > 1 || chunked) {
         throw new UpstreamProtocolFailure(`unsupported Transfer-Encoding: ${value}`);
       }
       chunked = true;
@@ -94,6 +102,8 @@ export function parseHead(bytes: Uint8Array): ResponseHead {
       if (tokens.includes("close")) close = true;
     }
   }
+  // Transfer-Encoding in an HTTP/1.0 message: the framing is faulty (RFC 9112 §6.1), refused as fetch does.
+  if (chunked && m[1] === "0") throw new UpstreamProtocolFailure("Transfer-Encoding in an HTTP/1.0 response");
   const framing: BodyFraming = status < 200 || status === 204 || status === 304
     ? { kind: "none" }
     : chunked
@@ -122,6 +132,8 @@ export class ChunkedDecoder {
   #crlf = false;
   /** In the trailer section (after the last chunk): lines until an empty one. */
   #trailers = false;
+  /** Bytes of the trailer section so far. */
+  #trailerBytes = 0;
   done = false;
 
   /** Data in `buf[from, to)`; `used` is how far it read (the rest waits for more bytes). */
@@ -156,6 +168,9 @@ export class ChunkedDecoder {
       at = eol;
       if (this.#trailers) {
         if (eol - 2 === line) this.done = true; // the blank line that ends the trailers
+        else if ((this.#trailerBytes += eol - line) > MAX_TRAILER_BYTES) {
+          throw new UpstreamProtocolFailure("trailer section too large");
+        }
         continue;
       }
       const n = chunkSize(buf, line, eol - 2);

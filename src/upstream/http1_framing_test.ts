@@ -75,6 +75,19 @@ Deno.test("http1 head: what a client must not read is refused", () => {
     "HTTP/1.1 200 OK\r\nx-a: b\0c\r\n\r\n",
     "HTTP/1.1 200 OK\r\nx-a: b\rc\r\n\r\n",
     "HTTP/1.1 200 OK\r\nx-a: b\nc\r\n\r\n",
+    // A status under 100 is no interim head (RFC 9110 §15).
+    "HTTP/1.1 099 OK\r\n\r\n",
+    // A field name is a token with no whitespace before its colon (RFC 9112 §5.1): read one way here and
+    // another by a proxy, it splits a response.
+    "HTTP/1.1 200 OK\r\nContent-Length : 5\r\n\r\n",
+    "HTTP/1.1 200 OK\r\nContent-Length\t: 5\r\n\r\n",
+    "HTTP/1.1 200 OK\r\nx a: b\r\n\r\n",
+    "HTTP/1.1 200 OK\r\nx@a: b\r\n\r\n",
+    // A Content-Length past 15 digits (2^53 is 16), chunked applied twice (RFC 9112 §6.1).
+    "HTTP/1.1 200 OK\r\nContent-Length: 9999999999999999\r\n\r\n",
+    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
+    // Transfer-Encoding in HTTP/1.0: faulty framing (RFC 9112 §6.1).
+    "HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
   ];
   for (const head of bad) {
     assert.throws(() => parseHead(bytes(head)), UpstreamProtocolFailure, JSON.stringify(head));
@@ -134,6 +147,19 @@ Deno.test("http1 chunked: a bad size, data not followed by CRLF or an endless si
   }
   const long = bytes("1" + ";x".repeat(3000));
   assert.throws(() => new ChunkedDecoder().push(long, 0, long.length), UpstreamProtocolFailure);
+  // A 21-digit size overflows no integer here: refused before it is read.
+  const huge = bytes("1".repeat(21) + "\r\n");
+  assert.throws(() => new ChunkedDecoder().push(huge, 0, huge.length), /invalid chunk size/);
+});
+
+Deno.test("http1 chunked: a trailer section is bounded like a head; within the bound it is read past", () => {
+  const line = "x-t: " + "a".repeat(1000) + "\r\n";
+  const within = bytes("0\r\n" + line.repeat(60) + "\r\n");
+  const d = new ChunkedDecoder();
+  assert.equal(d.push(within, 0, within.length).used, within.length);
+  assert.equal(d.done, true);
+  const endless = bytes("0\r\n" + line.repeat(70));
+  assert.throws(() => new ChunkedDecoder().push(endless, 0, endless.length), /trailer section too large/);
 });
 
 Deno.test("http1 chunked: sizes in either case, whitespace around them, extensions; 13 hex digits exact", () => {

@@ -10,6 +10,20 @@
  * UpstreamConnectError; an abort rejects with the signal's reason, and closes the connection. A connection
  * taken from the pool that the upstream closed meanwhile (its idle timeout racing our request) fails before
  * any answer byte: that one request is sent again on a new connection, as hyper and undici do.
+ *
+ * An answer reaches only the request it answers (RFC 9112 §9.3: responses come in request order, and a
+ * connection carries one request at a time here):
+ * - An idle connection is watched (wire_link.ts readAhead): a byte, end of stream or error while it sits in the
+ *   pool closes it, so nothing the upstream writes between requests is read as the next request's answer.
+ * - On a reused connection, anything that arrives before the request is completely written is not its answer
+ *   (the upstream had not read it yet): the connection is closed unread and the request goes on a new one.
+ *   On a new connection such an early answer can only be ours (RFC 9112 §9.5: a server may answer, 413 say,
+ *   before reading the whole body): it is read, and the connection is not reused.
+ * - A connection goes back to the pool only after an answer framed exactly (Content-Length or chunked, keep-
+ *   alive on both sides) and read to its end with not one byte beyond it; after any error, abort, or a cancel
+ *   whose brief drain did not end exactly at the answer's end, it is closed.
+ * What no client can tell apart remains: bytes the upstream writes while our request is on its way are read as
+ * its answer — the reason HTTP/1.1 clients do not pipeline, and why the watch closes idle connections at once.
  */
 import { onTick, stopTicking, type Ticking } from "../util/ticker.ts";
 import {
@@ -27,6 +41,7 @@ import {
   fill,
   type Link,
   newLink,
+  readAhead,
 } from "./wire_link.ts";
 import { type UpstreamResponse, WireResponse } from "./upstream_response.ts";
 import { EntryList } from "../util/entry_list.ts";
@@ -70,8 +85,16 @@ interface Origin {
 /** A connection in the pool: its read buffer (wire_link.ts), its origin, and since when it is idle. */
 interface Pooled extends Link {
   origin: Origin;
+  /** 0 until it first goes idle: a new connection. */
   idleSince: number;
+  /** In the pool: taken out and closed if its read ahead settles (the idle watch). */
+  idle: boolean;
+  /** The idle watch's callback (one per connection). */
+  drop: () => void;
 }
+
+/** Interim (1xx) heads read past before the final one; more fail the call (RFC 9110 §15.2 sets no bound). */
+const MAX_INTERIM_HEADS = 16;
 
 const encoder = new TextEncoder();
 /** Header names and values go into the request as they are: no CR, LF or NUL may smuggle a line in. */
@@ -106,25 +129,36 @@ export class WireClient {
   fetch: UpstreamFetch = async (url, init) => {
     const signal = init.signal;
     signal.throwIfAborted();
+    // Their answers carry no body whatever their head says (RFC 9112 §6.3): read as others, they would
+    // desynchronise the connection. The upstream calls never send them.
+    if (init.method === "HEAD" || init.method === "CONNECT") {
+      throw new TypeError(`${init.method} is not sent`);
+    }
     const { origin, target } = this.#target(url);
     const body = typeof init.body === "string" ? encoder.encode(init.body) : init.body;
     const request = requestBytes(init.method, target, origin.host, init.headers, body);
+    const keepAlive = !asksClose(init.headers);
     const reused = this.#take(origin);
     if (reused) {
       try {
-        return await this.#exchange(reused, request, signal);
+        return await this.#exchange(reused, request, signal, keepAlive);
       } catch (err) {
         if (!(err instanceof StaleConnection)) throw err;
       }
     }
-    return await this.#exchange(await this.#connect(origin, signal), request, signal);
+    return await this.#exchange(await this.#connect(origin, signal), request, signal, keepAlive);
   };
 
   /** Closes every idle connection; answers still being read finish on theirs, which are then closed. */
   close(): void {
     this.#closed = true;
     for (const conn of this.#draining.takeAll()) closeQuietly(conn);
-    for (const list of this.#idle.values()) for (const l of list) closeQuietly(l.conn);
+    for (const list of this.#idle.values()) {
+      for (const l of list) {
+        l.idle = false;
+        closeQuietly(l.conn);
+      }
+    }
     this.#idle.clear();
     if (this.#sweeping) stopTicking(this.#sweeping);
     this.#sweeping = undefined;
@@ -149,26 +183,54 @@ export class WireClient {
     const now = Date.now();
     while (list && list.length > 0) {
       const link = list.pop()!;
-      if (now - link.idleSince < this.#idleMs) return link;
+      link.idle = false;
+      link.idleWatch = undefined;
+      // Its watch may have settled with its callback still queued: such a connection is not used.
+      if (now - link.idleSince < this.#idleMs && !link.arrived) {
+        link.conn.ref();
+        return link;
+      }
       closeQuietly(link.conn);
     }
     return undefined;
   }
 
+  /** Pools a connection whose answer ended exactly (its buffer empty), watched while idle. */
   #give(origin: Origin, link: Pooled): void {
     let list = this.#idle.get(origin.key);
     if (!list) this.#idle.set(origin.key, list = []);
-    if (this.#closed || list.length >= this.#maxIdle) return closeQuietly(link.conn);
+    // Bytes past the answer (a next answer nobody asked for), or a read still pending: never pooled.
+    if (this.#closed || list.length >= this.#maxIdle || link.start !== link.end || link.ahead) {
+      return closeQuietly(link.conn);
+    }
     link.idleSince = Date.now();
+    link.idle = true;
+    link.idleWatch = link.drop;
+    readAhead(link);
+    // An idle connection's pending read does not keep the process alive (ref'd again when taken).
+    link.conn.unref();
     list.push(link);
     this.#sweeping ??= onTick(Math.max(50, this.#idleMs / 4), (now) => this.#sweep(now));
+  }
+
+  /** The idle watch fired: whatever came (a stray answer, excess bytes, end of stream) closes the connection. */
+  #drop(link: Pooled): void {
+    if (!link.idle) return;
+    link.idle = false;
+    link.idleWatch = undefined;
+    const list = this.#idle.get(link.origin.key);
+    const at = list ? list.indexOf(link) : -1;
+    if (at >= 0) list!.splice(at, 1);
+    closeQuietly(link.conn);
   }
 
   /** Closes connections idle past idleMs; stops ticking once none is idle. */
   #sweep(now: number): void {
     let left = 0;
     for (const [key, list] of this.#idle) {
-      const keep = list.filter((l) => now - l.idleSince < this.#idleMs || (closeQuietly(l.conn), false));
+      const keep = list.filter((l) =>
+        now - l.idleSince < this.#idleMs || (l.idle = false, closeQuietly(l.conn), false)
+      );
       if (keep.length > 0) this.#idle.set(key, keep);
       else this.#idle.delete(key);
       left += keep.length;
@@ -210,27 +272,50 @@ export class WireClient {
       throw signal.reason;
     }
     if (!origin.tls) (conn as Deno.TcpConn).setNoDelay(true);
-    return { ...newLink(conn), origin, idleSince: 0 };
+    const link: Pooled = {
+      ...newLink(conn),
+      origin,
+      idleSince: 0,
+      idle: false,
+      drop: () => this.#drop(link),
+    };
+    return link;
   }
 
   /**
    * Writes the request and reads the head; the body streams from the answer unless it came whole with the head.
-   * A reused connection that fails before any answer byte rejects with StaleConnection (the caller sends it on a
-   * new one).
+   * A reused connection that fails before any answer byte, or on which bytes arrived before the request was
+   * written, rejects with StaleConnection (the caller sends it on a new one).
    */
-  async #exchange(link: Pooled, request: Uint8Array, signal: AbortSignal): Promise<WireResponse> {
+  async #exchange(
+    link: Pooled,
+    request: Uint8Array,
+    signal: AbortSignal,
+    keepAlive: boolean,
+  ): Promise<WireResponse> {
     const fresh = link.idleSince === 0;
     const aborted = () => closeQuietly(link.conn);
     signal.addEventListener("abort", aborted);
     const done = () => signal.removeEventListener("abort", aborted);
     let head: ResponseHead;
     try {
+      // A new connection's first read goes out before the request: it shows an answer that comes early.
+      if (fresh) readAhead(link);
+      else if (link.arrived) throw new StaleConnection();
       try {
         for (let off = 0; off < request.length;) off += await link.conn.write(request.subarray(off));
       } catch (err) {
-        throw fresh ? err : new StaleConnection();
+        // A new connection's early answer (413 and close, say) may be why the write failed: it is read.
+        if (!fresh || !(await earlyBytes(link))) throw fresh ? err : new StaleConnection();
+      }
+      if (link.arrived) {
+        // Before the request was written: on a reused connection not its answer; on a new one, ours, but
+        // the upstream may not have read the whole request, so the connection is not reused.
+        if (!fresh) throw new StaleConnection();
+        keepAlive = false;
       }
       head = await this.#readHead(link, fresh);
+      if (!keepAlive) head.keepAlive = false;
     } catch (err) {
       done();
       closeQuietly(link.conn);
@@ -264,11 +349,15 @@ export class WireClient {
     return new WireResponse(head, body);
   }
 
-  /** The final head (1xx heads are read past); at EOF before any byte on a reused connection: StaleConnection. */
+  /**
+   * The final head (up to MAX_INTERIM_HEADS 1xx heads are read past; 101 fails: nothing was asked to switch);
+   * at EOF before any byte on a reused connection: StaleConnection.
+   */
   async #readHead(link: Pooled, fresh: boolean): Promise<ResponseHead> {
     // Bytes after link.start already scanned (relative: a fill may move the buffered bytes to the front).
     let seen = 0;
     let any = link.end > link.start;
+    let interim = 0;
     for (;;) {
       const end = headEnd(link.buf, link.start + Math.max(0, seen - 3), link.end);
       if (end >= 0) {
@@ -279,6 +368,7 @@ export class WireClient {
           return head;
         }
         if (head.status === 101) throw new UpstreamProtocolFailure("unexpected 101");
+        if (++interim > MAX_INTERIM_HEADS) throw new UpstreamProtocolFailure("too many 1xx responses");
         seen = 0;
         continue;
       }
@@ -302,8 +392,17 @@ export class WireClient {
   }
 }
 
-/** A reused connection the upstream had closed: the request was not answered, send it again. */
+/**
+ * A reused connection the upstream had closed, or that brought bytes before the request was written (no answer
+ * to it): the request was not answered, send it again on a new connection.
+ */
 class StaleConnection extends Error {}
+
+/** After a failed write on a new connection: whether the read ahead brought bytes (an early answer). */
+async function earlyBytes(link: Link): Promise<boolean> {
+  const n = await fill(link, MAX_HEAD_BYTES + 4).catch(() => null);
+  return n !== null;
+}
 
 function requestBytes(
   method: string,
@@ -326,6 +425,19 @@ function requestBytes(
   const { written } = encoder.encodeInto(head, out);
   out.set(body, written);
   return out.subarray(0, written + body.length);
+}
+
+/** The request says `Connection: close` (RFC 9112 §9.6): its connection is not reused. */
+function asksClose(headers: Record<string, string>): boolean {
+  for (const name in headers) {
+    if (
+      name.length === 10 && name.toLowerCase() === "connection" &&
+      /(^|,)\s*close\s*(,|$)/i.test(headers[name]!)
+    ) {
+      return true;
+    }
+  }
+  return false;
 }
 
 /**

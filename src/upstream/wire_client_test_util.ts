@@ -5,6 +5,20 @@ import type { WireClient } from "./wire_client.ts";
 export const enc = new TextEncoder();
 export const dec = new TextDecoder();
 
+/** What `answer` gets: the request, and the connection to write the answer on. */
+export interface Answer {
+  write(s: string | Uint8Array): Promise<void>;
+  close(): void;
+  /** Ends the upstream's sending side only (a half-close: FIN, reads go on). */
+  closeWrite(): void;
+  /** The request's number, counted over all connections from 1. */
+  n: number;
+  /** The request's number on its connection, from 1. */
+  k: number;
+  /** The request body as text. */
+  body: string;
+}
+
 interface Seen {
   /** Connections accepted. */
   accepts: number;
@@ -17,7 +31,7 @@ interface Seen {
  * `answer`, which writes whatever bytes the test wants (or closes, or never answers).
  */
 export function rawUpstream(
-  answer: (w: { write(s: string | Uint8Array): Promise<void>; close(): void; n: number }) => Promise<void>,
+  answer: (w: Answer) => Promise<void>,
   listen: () => Deno.Listener = () => Deno.listen({ hostname: "127.0.0.1", port: 0 }),
 ) {
   const listener = listen();
@@ -25,6 +39,7 @@ export function rawUpstream(
   const conns = new Set<Deno.Conn>();
   const serve = async (conn: Deno.Conn, id: number) => {
     let pending = new Uint8Array(0);
+    let k = 0;
     const more = async () => {
       const buf = new Uint8Array(64 * 1024);
       const n = await conn.read(buf).catch(() => null);
@@ -59,7 +74,10 @@ export function rawUpstream(
             conn.close();
           } catch { /* gone */ }
         },
+        closeWrite: () => conn.closeWrite().catch(() => {}),
         n: seen.requests.length,
+        k: ++k,
+        body,
       }).catch(() => {});
       if (closed) return conns.delete(conn);
     }
@@ -105,6 +123,14 @@ export async function readPieces(res: UpstreamResponse): Promise<{ text: string;
   }
   return { text: text + dec.decode(), sizes };
 }
+
+/** Polls (bounded: about a second) until `probe()` is `want`; returns the last value seen. */
+export async function soon<T>(probe: () => T, want: T): Promise<T> {
+  for (let i = 0; i < 100 && probe() !== want; i++) await new Promise((r) => setTimeout(r, 10));
+  return probe();
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export const ok = (body: string, extra = "") =>
   `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n${extra}content-length: ${

@@ -2,6 +2,12 @@
  * The read side of an upstream connection (wire_client.ts): the connection with its read buffer, one read at a
  * time (`fill`), and one answer's body read off it as a stream (`bodyStream`), framed by http1_framing.ts and,
  * after a cancel, read on briefly so that the connection can be reused.
+ *
+ * A connection's next read is issued ahead of need (`readAhead`): when it goes idle in the pool, and before a
+ * request is written on a new one. Deno cannot cancel a read without closing the connection, so this read is
+ * the watch: whatever settles it while the connection is idle (a byte, end of stream, an error) closes it, and
+ * settling before the request is completely written marks an answer that came early. It costs nothing per
+ * request: it is the read the next answer's head needs anyway, and the first `fill` takes its result.
  */
 import { PlainStream } from "../util/plain_streams.ts";
 import { deadline } from "../util/ticker.ts";
@@ -18,6 +24,18 @@ export interface Link {
   end: number;
   /** The buffer's size for the next read that starts with it empty (fill). */
   want: number;
+  /** The read issued ahead of need (readAhead) into `buf` after `end`; the next `fill` takes its result. While
+   *  it is pending nothing may move or replace `buf`. */
+  ahead: Promise<number | null | ReadFailed> | undefined;
+  /** The read ahead has settled: bytes, end of stream or an error came. */
+  arrived: boolean;
+  /** Set while the connection is idle in a pool: the read ahead settling calls it (the pool drops it). */
+  idleWatch: (() => void) | undefined;
+}
+
+/** A read ahead that failed: kept as a value (nobody may be waiting for it) and thrown by the `fill` that takes it. */
+class ReadFailed {
+  constructor(readonly error: unknown) {}
 }
 
 /** What a cancelled body's drain needs from the client that owns the connection. */
@@ -39,7 +57,36 @@ const DRAIN_MS = 200;
 const DRAIN_BYTES = 4096;
 
 export function newLink(conn: Conn): Link {
-  return { conn, buf: new Uint8Array(MIN_BUFFER), start: 0, end: 0, want: MIN_BUFFER };
+  return {
+    conn,
+    buf: new Uint8Array(MIN_BUFFER),
+    start: 0,
+    end: 0,
+    want: MIN_BUFFER,
+    ahead: undefined,
+    arrived: false,
+    idleWatch: undefined,
+  };
+}
+
+/**
+ * Issues the next read of a connection whose buffer holds nothing (a new one, or one whose answer ended
+ * exactly), into its buffer sized as `fill` sizes it. Its result waits in `link.ahead` for the next `fill`;
+ * when it settles `link.arrived` is set and `link.idleWatch`, if set then, is called.
+ */
+export function readAhead(link: Link): void {
+  if (link.buf.length !== link.want) link.buf = new Uint8Array(link.want);
+  link.start = link.end = 0;
+  link.arrived = false;
+  const settled = (r: number | null | ReadFailed) => {
+    link.arrived = true;
+    link.idleWatch?.();
+    return r;
+  };
+  link.ahead = link.conn.read(link.buf.subarray(link.end)).then(
+    settled,
+    (err) => settled(new ReadFailed(err)),
+  );
 }
 
 /**
@@ -153,8 +200,13 @@ export function bodyStream(
  * An empty buffer is first sized by the last read: one that filled all the room doubles it (up to MAX_BUFFER:
  * more was waiting, so a burst — a fast upstream's whole stream — comes in a few reads, each one pipeline
  * step), one that brought under a quarter of it brings it back to MIN_BUFFER (what an idle stream holds).
+ * A read issued ahead (readAhead) is this read: its result is taken instead of reading again.
  */
-export async function fill(link: Link, max: number): Promise<number | null> {
+export function fill(link: Link, max: number): Promise<number | null> {
+  return link.ahead ? takeAhead(link) : readMore(link, max);
+}
+
+async function readMore(link: Link, max: number): Promise<number | null> {
   if (link.start === link.end && link.buf.length !== link.want) {
     link.buf = new Uint8Array(link.want);
     link.start = link.end = 0;
@@ -178,6 +230,20 @@ export async function fill(link: Link, max: number): Promise<number | null> {
     link.want = n === room ? Math.min(MAX_BUFFER, 2 * size) : 4 * n < size ? MIN_BUFFER : size;
   }
   return n;
+}
+
+/** The result of the read ahead, as `fill` gives it. */
+async function takeAhead(link: Link): Promise<number | null> {
+  const room = link.buf.length - link.end;
+  const r = await link.ahead!;
+  link.ahead = undefined;
+  if (r instanceof ReadFailed) throw r.error;
+  if (r !== null) {
+    link.end += r;
+    const size = link.buf.length;
+    link.want = r === room ? Math.min(MAX_BUFFER, 2 * size) : 4 * r < size ? MIN_BUFFER : size;
+  }
+  return r;
 }
 
 export function closeQuietly(conn: Conn | undefined): void {

@@ -59,7 +59,10 @@ export async function uploadFile(app: App, account: Account, upload: Upload): Pr
     sections = await extractSections(id, upload.kind, upload.bytes);
   } catch (err) {
     if (err instanceof GatewayError) throw err;
-    console.error(`file extraction failed (${upload.kind}): ${err instanceof Error ? err.stack : err}`);
+    app.log.error("file extraction failed", {
+      kind: upload.kind,
+      error: err instanceof Error ? err.stack ?? err.name : String(err),
+    });
     throw new GatewayError("file_unreadable");
   }
   // Serialised once: its size counts in the quota and the same bytes are stored.

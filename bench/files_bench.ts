@@ -4,7 +4,7 @@
  * with --allow-run). Per case: the answer, the wall time, the gateway process's peak RSS above its idle
  * RSS, the extraction processes' peak RSS (VmHWM), both sampled every 5 ms, and the longest stall of the
  * gateway's event loop — /v1/models requested every 10 ms during the upload, the slowest answer.
- * Targets: the ceiling documented in src/files/README.md (read from it) and a 100 ms stall.
+ * Targets: the ceiling documented in docs/files.md (read from it) and a 100 ms stall.
  *
  * Alone: `deno run -A bench/files_bench.ts` prints the table. `deno task bench` adds the rows.
  */
@@ -23,13 +23,13 @@ export interface Ceiling {
   gatewayMiB: number;
 }
 
-/** The numbers of the "Ceiling: …" sentence of src/files/README.md. */
+/** The numbers of the "Ceiling: …" sentence of docs/files.md. */
 export async function documentedCeiling(): Promise<Ceiling> {
-  const text = (await Deno.readTextFile(`${ROOT}src/files/README.md`)).replace(/\s+/g, " ");
+  const text = (await Deno.readTextFile(`${ROOT}docs/files.md`)).replace(/\s+/g, " ");
   const m =
     /Ceiling: ≤ ([\d,]+) MiB per extraction process.*?the gateway process itself grows by ≤ ([\d,]+) MiB/
       .exec(text);
-  if (!m?.[1] || !m[2]) throw new Error("memory ceiling not found in src/files/README.md");
+  if (!m?.[1] || !m[2]) throw new Error("memory ceiling not found in docs/files.md");
   return { processMiB: Number(m[1].replace(/,/g, "")), gatewayMiB: Number(m[2].replace(/,/g, "")) };
 }
 
@@ -235,7 +235,7 @@ export async function benchFiles(
     "File extraction rows: 'gw +N MiB (idle M)' is the gateway process's highest VmRSS during the upload " +
     "minus its VmRSS just before (M); 'extractor' is the highest VmHWM of its extraction processes; 'loop " +
     "max' is the slowest GET /v1/models answer while the upload ran (one request every 10 ms; idle it is " +
-    "1–3 ms). Targets: the ceiling sentence of src/files/README.md (the extraction process limit allows " +
+    "1–3 ms). Targets: the ceiling sentence of docs/files.md (the extraction process limit allows " +
     "10% for the 20 ms sampling) and a 100 ms stall.",
     "File extraction: fixtures are built by bench/files_runner.ts with the test builders " +
     "(tests/fixtures/files/build.ts) in one subprocess; each case then starts a fresh gateway subprocess " +

@@ -11,6 +11,7 @@ import { TARIFF_SEED } from "../src/catalog/tariff_seed.ts";
 import { findModel } from "../src/catalog/models.ts";
 import { parseUsd } from "../src/money/usd.ts";
 import { KvStore } from "../src/store/kv_store.ts";
+import { Logger } from "../src/util/log.ts";
 
 export interface LedgerResult {
   store: string;
@@ -38,8 +39,8 @@ async function countRows(store: KvStore, keyId: string): Promise<number> {
 }
 
 /**
- * Settlement → durable lag of the group commit at a steady rate on a KV file (hardening issue, money
- * item 2): `perSecond` reserve+settle cycles spread over 10 ms ticks for `seconds`, then the committer's
+ * Settlement → durable lag of the group commit at a steady rate on a KV file (the durability window,
+ * SETTLE_DURABILITY_MS): `perSecond` reserve+settle cycles spread over 10 ms ticks for `seconds`, then the committer's
  * measured lag (oldest pending settlement → its commit returned).
  */
 export async function benchCommitLag(perSecond: number, seconds: number) {
@@ -69,6 +70,7 @@ async function cycler(accounts: Accounts) {
   const tariff = new Tariff(TARIFF_SEED);
   const model = findModel("k3")!;
   const now = () => Date.now();
+  const log = new Logger("error", () => {});
   const usage = {
     inputTokens: 20,
     cachedInputTokens: 0,
@@ -78,16 +80,22 @@ async function cycler(accounts: Accounts) {
     webSearchRequests: 0,
   };
   const run = async (n: number) => {
-    const r = await reserve(accounts.ledger, tariff, {
-      account,
-      capCodes: COMMON_CAP_CODES,
-      model,
-      inputTokens: 20,
-      outputBudget: 1024,
-      requestId: `req_bench_${n}`,
-      endpoint: "chat.completions",
-      stream: false,
-    }, now);
+    const r = await reserve(
+      accounts.ledger,
+      tariff,
+      {
+        account,
+        capCodes: COMMON_CAP_CODES,
+        model,
+        inputTokens: 20,
+        outputBudget: 1024,
+        requestId: `req_bench_${n}`,
+        endpoint: "chat.completions",
+        stream: false,
+      },
+      now,
+      log,
+    );
     r.settle({ usage, usageSource: "upstream", status: "ok" });
   };
   return Object.assign(run, { account });

@@ -14,6 +14,7 @@ import type { UsageRow } from "../store/types.ts";
 import type { CapCodes } from "../accounts/caps.ts";
 import { chargeAmount, reserveAmount, searchFee } from "./price.ts";
 import type { Rates, Tariff } from "./tariff.ts";
+import type { Logger } from "../util/log.ts";
 
 export interface ReserveInput {
   account: Account;
@@ -53,6 +54,7 @@ export class Reservation {
     private readonly ratesAt: (inputTokens: number) => Rates,
     readonly amount: bigint,
     private readonly now: () => number,
+    private readonly log: Logger,
   ) {}
 
   /**
@@ -66,9 +68,11 @@ export class Reservation {
     this.#settled = true;
     const row = this.#row(s);
     if (row.writtenOff > 0n) {
-      console.warn(
-        `request ${row.requestId} key ${row.keyId}: usage beyond the hold, ${row.writtenOff} pUSD written off`,
-      );
+      this.log.warn("usage beyond the hold written off", {
+        request_id: row.requestId,
+        key_id: row.keyId,
+        written_off_pusd: String(row.writtenOff),
+      });
     }
     this.ledger.settle(this.input.account, this.amount, row.charged, row, this.#open);
     for (const fn of this.#onSettled) fn(row);
@@ -131,6 +135,7 @@ export async function reserve(
   tariff: Tariff,
   input: ReserveInput,
   now: () => number,
+  log: Logger,
 ): Promise<Reservation> {
   const rates = tariff.rates(input.model.id, input.inputTokens);
   if (!rates) throw new GatewayError("internal_error", { detail: "Нет тарифа для модели." });
@@ -144,5 +149,5 @@ export async function reserve(
   await ledger.hold(input.account, { amount, capCodes: input.capCodes, now: now() });
   // The tariff of this moment (a change replaces the Tariff whole): a request is priced by one tariff.
   const ratesAt = (tokens: number) => tariff.rates(input.model.id, tokens) ?? rates;
-  return new Reservation(ledger, input, ratesAt, amount, now);
+  return new Reservation(ledger, input, ratesAt, amount, now, log);
 }

@@ -7,6 +7,7 @@ import type { UsageRow } from "../store/types.ts";
 import type { CapCodes } from "../accounts/caps.ts";
 import { type Reservation, reserve } from "./ledger.ts";
 import type { Rates, Tariff } from "./tariff.ts";
+import { Logger } from "../util/log.ts";
 
 /** 1 USD / 1M input tokens, 2 USD / 1M output tokens, in pico-USD per token. */
 const RATES: Rates = {
@@ -44,6 +45,9 @@ async function setup(balance: bigint, priced: Tariff = tariff) {
   const accounts = await Accounts.load(store, 1);
   const { account } = await accounts.create({ balance });
   let n = 0;
+  /** The log lines the reservations wrote. */
+  const lines: string[] = [];
+  const log = new Logger("info", (line) => lines.push(line));
   const hold = (acc = account): Promise<Reservation> =>
     reserve(accounts.ledger, priced, {
       account: acc,
@@ -54,7 +58,8 @@ async function setup(balance: bigint, priced: Tariff = tariff) {
       requestId: `req_${++n}`,
       endpoint: "/v1/chat/completions",
       stream: true,
-    }, () => Date.now());
+    }, () =>
+      Date.now(), log);
   const identity = (acc = account) => {
     // The API's balance is what is available: the settled balance minus open holds.
     const available = accounts.available(acc);
@@ -66,7 +71,7 @@ async function setup(balance: bigint, priced: Tariff = tariff) {
     await accounts.close();
     store.close();
   };
-  return { store, accounts, account, hold, identity, close };
+  return { store, accounts, account, hold, identity, close, lines };
 }
 
 Deno.test("Reservation.settle charges once; later calls are no-ops", async () => {
@@ -103,6 +108,14 @@ Deno.test("Reservation.settle caps upstream usage beyond the hold at the hold pl
   const row = (await t.store.listUsage(t.account.rec.id, { limit: 1 })).rows[0]!;
   assert.equal(row.charged, 1_000_000_000n);
   assert.equal(row.writtenOff, 10_100_000_000n - 1_000_000_000n);
+  const logged = t.lines.map((l) => JSON.parse(l));
+  assert.deepEqual(logged.map(({ ts: _, ...rest }) => rest), [{
+    level: "warn",
+    msg: "usage beyond the hold written off",
+    request_id: row.requestId,
+    key_id: t.account.rec.id,
+    written_off_pusd: String(row.writtenOff),
+  }]);
   await t.close();
 });
 

@@ -125,17 +125,23 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
   let reservation: Reservation;
   ctx.trace.reserving();
   try {
-    reservation = await reserve(app.accounts.ledger, app.tariff, {
-      account,
-      capCodes: policy.codes.caps,
-      model,
-      inputTokens,
-      outputBudget,
-      requestId: ctx.requestId,
-      endpoint: ctx.url.pathname,
-      stream: ir.stream,
-      maxSearches: policy.searchBudget?.(route.surface, body, ir) ?? 0,
-    }, app.now);
+    reservation = await reserve(
+      app.accounts.ledger,
+      app.tariff,
+      {
+        account,
+        capCodes: policy.codes.caps,
+        model,
+        inputTokens,
+        outputBudget,
+        requestId: ctx.requestId,
+        endpoint: ctx.url.pathname,
+        stream: ir.stream,
+        maxSearches: policy.searchBudget?.(route.surface, body, ir) ?? 0,
+      },
+      app.now,
+      app.log,
+    );
   } catch (err) {
     app.slots.release();
     throw err;

@@ -6,9 +6,9 @@
  * Env: UPSTREAM (base URL, e.g. http://127.0.0.1:8080), PORT, HOST (default 127.0.0.1), PUMP: unset, the
  * upstream body is handed to the response as it is (the runtime pipes it natively); `js`, every chunk goes
  * through a JavaScript stream (read, enqueue); `sse`, each chunk is also decoded, parsed into SSE frames and
- * encoded again — the least any gateway that reads the frames must do (README "Performance"); `byob`, the
+ * encoded again — the least any gateway that reads the frames must do; `byob`, the
  * chunks go through a JavaScript stream read BYOB into a reused 1 KiB buffer, as the gateway reads its
- * upstream (the least a JavaScript hop holds per idle stream: bench/idle_hold.ts). METER (JSON
+ * upstream (the least a JavaScript hop holds per idle stream). METER (JSON
  * answers): unset, none; `parse`, the request body and the upstream's answer are parsed and the answer's
  * `usage` and `model` read — the least a gateway that meters must do; `kv`, that and one usage row per
  * request made durable in Deno KV (a file in KV_DIR) the way the gateway's group commit does it: the rows of a
@@ -16,7 +16,7 @@
  * operation with a sum per key (needs --unstable-kv and --allow-read/--allow-write). CLIENT: unset, Deno's
  * fetch; `wire`, the gateway's own upstream client (src/upstream/wire_client.ts): what fetch itself costs.
  * SPIN_US: a busy loop of that many µs per request, to run the proxy at another process's rate
- * (bench/write_cost.ts). SIGTERM exits normally, so a --cpu-prof profile is written.
+ * (an A/B variant of bench/ab.ts). SIGTERM exits normally, so a --cpu-prof profile is written.
  */
 import { createParser } from "eventsource-parser";
 import { WireClient } from "../src/upstream/wire_client.ts";

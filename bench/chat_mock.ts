@@ -1,5 +1,5 @@
 /**
- * The minimal OpenAI Chat upstream of the side-by-side section (bench/side_by_side.ts, issue 18): a fixed
+ * The minimal OpenAI Chat upstream of the side-by-side section (bench/side_by_side.ts): a fixed
  * answer, pre-encoded, so the mock costs as little as possible per request.
  *
  * POST (any path) answers by the request body:

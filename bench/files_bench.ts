@@ -1,5 +1,5 @@
 /**
- * File extraction (issues 6 and 10): every case is uploaded over HTTP to a FRESH gateway subprocess
+ * File extraction (spec §8.2, the file limits): every case is uploaded over HTTP to a FRESH gateway subprocess
  * (`deno run -A`, so documents are extracted in the gateway's extraction processes, as in production
  * with --allow-run). Per case: the answer, the wall time, the gateway process's peak RSS above its idle
  * RSS, the extraction processes' peak RSS (VmHWM), both sampled every 5 ms, and the longest stall of the
@@ -249,7 +249,7 @@ export async function benchFiles(
     "File fixtures: the 10 MiB XLSX is one sheet of ~9,300 rows × 10 cells (number, date serial, 8 shared " +
     "strings of 150–210 random characters); the 10 MiB DOCX is ~3,500 paragraphs of 4,095 random " +
     "characters; the 200-page PDF has 18 lines of text on every page. PDF bombs: one page whose content " +
-    "stream inflates to 768 MiB of spaces, in the five spellings of issue 10 (≈0.8 MB each, 1.6 MB " +
+    "stream inflates to 768 MiB of spaces, in five spellings of the filter name (≈0.8 MB each, 1.6 MB " +
     "hex-encoded), and the same stream RC4-encrypted with an empty user password (the decompression " +
     "pre-pass cannot read ciphertext: the extraction process's memory limit stops it).",
   ];

@@ -1,5 +1,5 @@
 /**
- * The per-request cost of the cross-cutting stages on the hot path (issue 17: the rate limiter and the
+ * The per-request cost of the cross-cutting stages on the hot path (target: the rate limiter and the
  * metrics together under 20 µs): the two request-rate checks with both limits on over 10,000 keys and
  * addresses; one request's trace from its arrival to its end (metrics only: the log line off); and the log
  * line on top (JSON built and written to /dev/null). In-process, after a warm-up; µs per request.

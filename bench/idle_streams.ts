@@ -1,5 +1,5 @@
 /**
- * Many idle streams held open at once through a proxy (bench/side_by_side.ts, issue 18), and the proxy's RSS
+ * Many idle streams held open at once through a proxy (bench/side_by_side.ts), and the proxy's RSS
  * meanwhile. Each stream is one raw HTTP/1.1 connection that sends a streaming chat request and reads only
  * until the first SSE frame arrives, then stays open and silent. Raw sockets, not fetch: the client must stay
  * small next to 10,000 streams, and it never reads past the first frame. Opened in batches, so the server's

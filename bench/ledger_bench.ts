@@ -47,7 +47,7 @@ export async function benchCommitLag(perSecond: number, seconds: number) {
   const dir = await Deno.makeTempDir({ prefix: "gw-bench-kv-" });
   const store = await KvStore.open(`${dir}/bench.kv`);
   try {
-    const accounts = await Accounts.load(store);
+    const accounts = await Accounts.load(store, new Logger("error", () => {}));
     const cycle = await cycler(accounts);
     const perTick = Math.max(1, Math.round(perSecond / 100));
     const end = performance.now() + seconds * 1000;
@@ -105,7 +105,7 @@ export async function benchLedger(kind: "memory" | "file", seconds: number): Pro
   const dir = kind === "file" ? await Deno.makeTempDir({ prefix: "gw-bench-kv-" }) : undefined;
   const store = await KvStore.open(dir ? `${dir}/bench.kv` : ":memory:");
   try {
-    const accounts = await Accounts.load(store);
+    const accounts = await Accounts.load(store, new Logger("error", () => {}));
     const cycle = await cycler(accounts);
     const account = cycle.account;
     let cycles = 0;

@@ -1,23 +1,20 @@
 /**
- * `deno task bench`: gateway overhead and capacity on loopback (see bench/RESULTS.md).
+ * `deno task bench`: gateway overhead and capacity on loopback, written to bench/RESULTS.md (what each part
+ * measures: docs/performance.md). In order: the in-process benches, file extraction, stream TTFB at one
+ * connection and 1,000 held streams (a fetch client, bench/load.ts: what wrk cannot see), the theta queue and
+ * shared stores (with Postgres), and last the side by side under wrk, the reference for throughput and latency.
  *
  * Env: BENCH_SECONDS (measured seconds per HTTP scenario, default 4), BENCH_WARMUP (default 1),
  * BENCH_STREAMS (open streams in the hold test, default 1000), BENCH_CPU_PROF=1 (V8 CPU profile of
- * the gateway subprocess into a temp dir, summarised in bench/RESULTS-profiled.md), BENCH_DATABASE_URL or else
+ * the gateway subprocess into a temp dir, summarised in bench/RESULTS-profiled.md, which is not kept in git:
+ * a profiled run is slower), BENCH_DATABASE_URL or else
  * TEST_DATABASE_URL (the Postgres of the theta queue section, bench/theta_queue.ts, and of the shared-store
  * section, bench/shared_stores.ts; skipped without one), BENCH_SIDE_* (the side-by-side section under wrk,
  * bench/side_by_side.ts).
  */
 import { envNum } from "./env.ts";
 import { benchEstimate } from "./estimate_bench.ts";
-import {
-  HAND_RECORDED_HEADINGS,
-  sectionOf,
-  SHARED_HEADING,
-  SOAK_HEADING,
-  THETA_HEADING,
-  withSection,
-} from "./sections.ts";
+import { sectionOf, SHARED_HEADING, SOAK_HEADING, THETA_HEADING, withSection } from "./sections.ts";
 import { benchSharedStores, type SharedResult, sharedSection } from "./shared_stores.ts";
 import { benchSideBySide, sideOptionsFromEnv, type SideResult, withSideSections } from "./side_by_side.ts";
 import { benchMemberSplice, benchSystemPrefix } from "./system_prefix_bench.ts";
@@ -38,7 +35,6 @@ import {
 } from "./procs.ts";
 import { summariseProfiles } from "./profile.ts";
 import { commandLine, cpuTable, document, machine, ms, num, type Row, table } from "./report.ts";
-import { plainScenarios } from "./scenarios.ts";
 import { holdScenario, streamScenarios } from "./stream_scenarios.ts";
 
 const seconds = envNum("BENCH_SECONDS", 4);
@@ -157,7 +153,7 @@ log("group commit lag at 2,000 settlements/s on a KV file");
       num(g.commits)
     } commits)`,
     gateway: `${ms(g.maxLagMs)} (last ${ms(g.lastLagMs)}; failures ${g.failures})`,
-    target: "≤ 5 ms interval + 2 commits (README)",
+    target: "≤ 5 ms interval + 2 commits",
     pass: g.failures === 0,
   });
 }
@@ -165,7 +161,7 @@ log("group commit lag at 2,000 settlements/s on a KV file");
 log("theta account queue: AccountPool in-process on KV and Postgres");
 const theta = await benchThetaQueue({ log, command: commandLine(seconds) });
 
-// File extraction (issue 6): each case in a fresh subprocess, one at a time, before the HTTP load.
+// File extraction: each case in a fresh subprocess, one at a time, before the HTTP load.
 const files = await benchFiles(log);
 rows.push(...files.rows);
 notes.push(...files.notes);
@@ -188,7 +184,7 @@ try {
   );
   const key = await createKey(gw.url);
   const t = { sim, bare, gw, key, seconds, warmup, log, cpu, notes: floorNotes };
-  rows.unshift(...await plainScenarios(t), ...await streamScenarios(t));
+  rows.unshift(...await streamScenarios(t));
 
   // The hold runs on a fresh gateway, so heap grown by the load scenarios does not count.
   const loadGatewayHwmKiB = (await memoryOf(gw.pid)).hwmKiB;
@@ -206,7 +202,7 @@ try {
   shared = await benchSharedStores({ seconds, warmup, log, procs, command: commandLine(seconds) });
   if ("skipped" in shared) log(`  ${shared.skipped}`);
 
-  // Side by side under wrk (issue 18), on processes of its own.
+  // Side by side under wrk, on processes of its own.
   side = await benchSideBySide(sideOptionsFromEnv(log, procs, "deno task bench"));
   if ("skipped" in side) log(`  ${side.skipped}`);
 } finally {
@@ -216,15 +212,13 @@ try {
 
 notes.push(
   ...floorNotes,
-  "Added latency is gateway p50/p99 minus direct p50/p99 at one connection; the gateway path has two " +
-    "loopback hops (client → gateway → simulator) and full protocol decode/encode plus billing.",
-  "The load generator is Deno fetch in the same 2-CPU box; the direct-to-simulator req/s shows its ceiling " +
-    "(the side-by-side section measures with wrk, a C client). At c=32 the client, gateway and simulator " +
-    "compete for the same two cores, so gateway req/s is a lower bound of what the gateway does on its own cores.",
+  "The stream rows of this table are measured with a Deno fetch client (bench/load.ts), because wrk cannot " +
+    "time a first body chunk; throughput and JSON latency are measured with wrk in the side-by-side section " +
+    "below, the one reference for them. 'Bare Deno proxy' is bench/bare_proxy.ts: Deno.serve → fetch → " +
+    "return, no logic, the runtime's floor; the gateway path has the same two loopback hops.",
   "TTFB = time from sending the request to the first body chunk. 'Paced': the simulator emits one frame " +
     "every 2 ms as a model does; 'burst': it sends the whole answer in one write, so the gateway's TTFB " +
-    "includes translating every frame of that read before its first write reaches the socket. " +
-    "Streaming throughput: 500-word answers (≈125 SSE content deltas each) at 32 concurrent streams.",
+    "includes translating every frame of that read before its first write reaches the socket.",
   `The ${streams}-stream hold runs on a fresh gateway subprocess started after the other scenarios (the ` +
     "load-scenario gateway and the bare proxy are stopped first), so heap grown by the load scenarios does " +
     "not count: idle RSS is that process's after start-up and one admin call, 'with open streams' is the " +
@@ -248,11 +242,7 @@ const withShared = withSection(
   SHARED_HEADING,
   sharedSection(shared, previous),
 );
-const withKept = HAND_RECORDED_HEADINGS.reduce((doc, heading) => {
-  const kept = sectionOf(previous, heading);
-  return kept ? withSection(doc, heading, kept) : doc;
-}, withShared);
-const doc = withSideSections(soak ? withSection(withKept, SOAK_HEADING, soak) : withKept, side, previous);
+const doc = withSideSections(soak ? withSection(withShared, SOAK_HEADING, soak) : withShared, side, previous);
 console.log(table(rows));
 console.log("");
 console.log(cpuTable(cpu));

@@ -145,32 +145,14 @@ export interface GatewayOptions {
   env?: Record<string, string>;
   /** Open-file limit to ask for (spawn). */
   fdLimit?: number;
-  /** Run under bench/heap_probe.ts, writing its heap snapshots to this directory (bench/heap_per_stream.ts). */
-  heapProbeDir?: string;
-}
-
-/**
- * `deno run` arguments for `entry`, under the heap probe when `probeDir` is given (bench/heap_probe.ts; it needs
- * read and write permissions).
- */
-function probed(
-  entry: string,
-  probeDir: string | undefined,
-): { args: string[]; env: Record<string, string> } {
-  return probeDir === undefined ? { args: [entry], env: {} } : {
-    args: ["--v8-flags=--expose-gc", "bench/heap_probe.ts"],
-    env: { HEAP_PROBE_ENTRY: entry, HEAP_PROBE_DIR: probeDir },
-  };
 }
 
 export function startGatewayProc(simUrl: string, opts: GatewayOptions = {}): Promise<Proc> {
   const prof = opts.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${opts.cpuProfDir}`] : [];
-  const run = probed("main.ts", opts.heapProbeDir);
   return startOnFreePort(
     "gateway",
-    ["run", "-A", "--unstable-kv", "--unstable-no-legacy-abort", ...prof, ...run.args],
+    ["run", "-A", "--unstable-kv", "--unstable-no-legacy-abort", ...prof, "main.ts"],
     (port) => ({
-      ...run.env,
       PORT: String(port),
       HOST: "127.0.0.1",
       DATABASE_URL: "memory",
@@ -195,25 +177,23 @@ export function startGatewayProc(simUrl: string, opts: GatewayOptions = {}): Pro
 
 /**
  * The bare Deno proxy (bench/bare_proxy.ts) in front of the simulator: the runtime's own floor. `opts.env` adds
- * its settings (PUMP, METER, CLIENT, SPIN_US); `opts.heapProbeDir` and `opts.cpuProfDir` as for the gateway.
+ * its settings (PUMP, METER, CLIENT, SPIN_US); `opts.cpuProfDir` as for the gateway.
  */
 export function startBareProxy(
   simUrl: string,
   fdLimit?: number,
-  opts: { env?: Record<string, string>; heapProbeDir?: string; cpuProfDir?: string } = {},
+  opts: { env?: Record<string, string>; cpuProfDir?: string } = {},
 ): Promise<Proc> {
-  const run = probed("bench/bare_proxy.ts", opts.heapProbeDir);
   return startOnFreePort(
     "bare proxy",
     [
       "run",
       "--allow-net",
       "--allow-env",
-      ...opts.heapProbeDir ? ["--allow-read", "--allow-write"] : [],
       ...opts.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${opts.cpuProfDir}`] : [],
-      ...run.args,
+      "bench/bare_proxy.ts",
     ],
-    (port) => ({ UPSTREAM: simUrl, PORT: String(port), HOST: "127.0.0.1", ...run.env, ...opts.env }),
+    (port) => ({ UPSTREAM: simUrl, PORT: String(port), HOST: "127.0.0.1", ...opts.env }),
     "/__sim/requests",
     fdLimit,
   );

@@ -95,9 +95,10 @@ export function document(m: Machine, rows: Row[], notes: string[], cpu: string):
     `- Runtime: ${m.deno}`,
     `- Load average (1/5/15 min) at start → end: ${m.loadavg}`,
     `- Command: \`${m.command}\` (from the repository root)`,
-    `- Load: closed-loop fetch (keep-alive) loops, ${m.warmup} s warm-up + ${m.seconds} s measured per scenario;` +
-    " gateway, bare Deno proxy and simulator each in their own subprocess, loopback only; billing on (every request" +
-    " reserves and settles).",
+    `- Load (the stream rows): a Deno fetch client on one keep-alive connection, ${m.warmup} s warm-up + ` +
+    `${m.seconds} s measured per scenario; gateway, bare Deno proxy and simulator each in their own subprocess, ` +
+    "loopback only; billing on (every request reserves and settles). Throughput and JSON latency: the " +
+    "side-by-side section (wrk).",
     "",
     table(rows),
     "",

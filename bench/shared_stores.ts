@@ -1,5 +1,5 @@
 /**
- * Shared stores (issue 15, docs/ledger_leases.md): the last section of `deno task bench`, also runnable alone
+ * Shared stores (docs/ledger_leases.md): the last section of `deno task bench`, also runnable alone
  * (then it replaces only its own section of bench/RESULTS.md):
  *
  *   deno run -A --unstable-kv --unstable-no-legacy-abort bench/shared_stores.ts
@@ -449,7 +449,7 @@ function render(runs: Run[], db: Database, o: SharedOptions): string {
     `- Hot path: ${hotPath} round trips outside group commits, lease takes, renewals and key refreshes ` +
     `(target 0: ${hotPath === 0 ? "PASS" : "**FAIL**"})${others.length ? ` — ${others.join("; ")}` : ""}.`,
     "- Lag: from the oldest settlement waiting in a round to that round's commit returning (src/accounts/" +
-    "group_commit.ts), i.e. the window a kill -9 may lose (README SETTLE_DURABILITY_MS); the gateway exports its " +
+    "group_commit.ts), i.e. the window a kill -9 may lose (SETTLE_DURABILITY_MS, docs/ledger_leases.md); the gateway exports its " +
     "mean and max (GET /metrics), not its percentiles, so the p50/p99 column is the commit statement alone.",
     "- Takes/s: lease takes (the lock statement, one per take) per second of the measured window, over all " +
     "workers; each holds the request that needed it for the transaction's round trips.",

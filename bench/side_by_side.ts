@@ -1,6 +1,6 @@
 /**
- * Side by side under a C load generator (issue 18): a section of `deno task bench`, also runnable alone (then
- * it replaces only its own section of bench/RESULTS.md):
+ * Side by side under a C load generator, the reference for the gateway's throughput and latency: a section of
+ * `deno task bench`, also runnable alone (then it replaces only its own section of bench/RESULTS.md):
  *
  *   deno run -A --unstable-kv --unstable-no-legacy-abort bench/side_by_side.ts
  *
@@ -17,8 +17,7 @@
  * Env: BENCH_SIDE_SECONDS (each c=32 run, default 10; the c=1 runs take half), BENCH_SIDE_ROUNDS (rounds of
  * each c=32 load, the three sides in turn; each row shows the median round; default 3), BENCH_SIDE_WARMUP (wrk
  * warm-up before each c=32 run, default 2), BENCH_SIDE_STREAMS (idle streams, default 10000),
- * BENCH_SIDE_SETTLE_S (how long they are held before their RSS is read again, default 40; 0: not read again),
- * BENCH_SIDE_BASELINE=1 (record the run as the baseline section, which later runs keep).
+ * BENCH_SIDE_SETTLE_S (how long they are held before their RSS is read again, default 40; 0: not read again).
  */
 import { threadCores, threadJiffies, withCpu } from "./cpu.ts";
 import { envNonNegative, envNum } from "./env.ts";
@@ -37,7 +36,7 @@ import {
 import { PROFILE_ROOT, readProfiles, topInclusive, topSelf } from "./profile.ts";
 import { ms, num } from "./report.ts";
 import { chat, PATH } from "./scenarios.ts";
-import { sectionOf, SIDE_BASELINE_HEADING, SIDE_HEADING, withSection } from "./sections.ts";
+import { sectionOf, SIDE_HEADING, withSection } from "./sections.ts";
 import {
   CONNECTIONS,
   cpuMsPer,
@@ -61,7 +60,7 @@ const STREAM_BODY = chat("Tell me a story.", true);
 const HOLD_BODY = holdBody();
 
 /** The section's Markdown, or why it was skipped. */
-export type SideResult = { heading: string; section: string } | { skipped: string };
+export type SideResult = { section: string } | { skipped: string };
 
 interface Endpoint {
   url: string;
@@ -128,10 +127,7 @@ export async function benchSideBySide(o: SideOptions): Promise<SideResult> {
       holds.push(await holdThrough(name, gwHold, { path: PATH, headers: holdAuth, body: HOLD_BODY }, o));
       await gwHold.stop();
     }
-    return {
-      heading: o.heading,
-      section: render({ o, commit, wrk, runs, rows, profiled, holds }),
-    };
+    return { section: render({ o, commit, wrk, runs, rows, profiled, holds }) };
   } finally {
     await Promise.all(started.map((p) => p.stop()));
     await Deno.remove(dir, { recursive: true });
@@ -296,17 +292,12 @@ async function profileRun(
   return { load, file: p.name, ...t, inclusive, threads, windowMs: to - from, wrk: w, cpu };
 }
 
-/** `doc` with both side-by-side sections: this run's under its heading, the other kept from `previous`. */
+/** `doc` with the side-by-side section: this run's, else the one kept from `previous`, else why it was skipped. */
 export function withSideSections(doc: string, r: SideResult, previous: string): string {
-  let out = doc;
-  for (const heading of [SIDE_BASELINE_HEADING, SIDE_HEADING]) {
-    const fresh = "section" in r && r.heading === heading ? r.section : "";
-    const kept = sectionOf(previous, heading);
-    const skipped = "skipped" in r && heading === SIDE_HEADING ? `## ${heading}\n\n${r.skipped}\n` : "";
-    const section = fresh || kept || skipped;
-    if (section) out = withSection(out, heading, section);
-  }
-  return out;
+  const section = "section" in r
+    ? r.section
+    : sectionOf(previous, SIDE_HEADING) || `## ${SIDE_HEADING}\n\n${r.skipped}\n`;
+  return withSection(doc, SIDE_HEADING, section);
 }
 
 /** The options of a run from the environment (bench/side_by_side.ts header). */
@@ -321,7 +312,6 @@ export function sideOptionsFromEnv(
     "BENCH_SIDE_WARMUP",
     "BENCH_SIDE_STREAMS",
     "BENCH_SIDE_SETTLE_S",
-    "BENCH_SIDE_BASELINE",
   ]
     .filter((n) => Deno.env.get(n))
     .map((n) => `${n}=${Deno.env.get(n)}`);
@@ -334,7 +324,6 @@ export function sideOptionsFromEnv(
     log,
     procs,
     command: set.length ? `${set.join(" ")} ${base}` : base,
-    heading: Deno.env.get("BENCH_SIDE_BASELINE") === "1" ? SIDE_BASELINE_HEADING : SIDE_HEADING,
   };
 }
 

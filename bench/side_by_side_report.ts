@@ -1,4 +1,4 @@
-/** The Markdown of the side-by-side section (bench/side_by_side.ts, issue 18) and the figures it shows. */
+/** The Markdown of the side-by-side section (bench/side_by_side.ts) and the figures it shows. */
 import type { CpuUse } from "./cpu.ts";
 import {
   FD_MARGIN,
@@ -12,6 +12,7 @@ import { STREAM_FRAMES } from "./chat_mock.ts";
 import type { Proc } from "./procs.ts";
 import type { SelfTime } from "./profile.ts";
 import { grid, ms, num } from "./report.ts";
+import { SIDE_HEADING } from "./sections.ts";
 import type { WrkResult } from "./wrk.ts";
 
 export type Side = "direct" | "bare" | "gateway";
@@ -21,7 +22,7 @@ export const NAME: Record<Side, string> = {
   bare: "bare Deno proxy",
   gateway: "this gateway",
 };
-/** The idle-stream hold of a gateway without the per-connection server (README "Errors", Connections). */
+/** The idle-stream hold of a gateway without the per-connection server (docs/operator-guide.md). */
 export const PLAIN_HOLD = "this gateway, HTTP_CONNECTION_DEADLINES=off";
 /** The server process whose CPU a side's figures are: the mock's own, or the proxy's. */
 export const SERVER: Record<Side, "mock" | "bare" | "gateway"> = {
@@ -31,9 +32,9 @@ export const SERVER: Record<Side, "mock" | "bare" | "gateway"> = {
 };
 
 export const CONNECTIONS = 32;
-/** Issue 18's targets. */
 /** Cut from each end of the profile's load window (the profile's clock starts a little after the spawn). */
 export const PROFILE_TRIM_MS = 250;
+/** The gateway's performance targets (docs/performance.md). */
 const TARGET = { rateShare: 0.7, frameUs: 5, addP50Ms: 0.3, addP99Ms: 1, rssMiB: 1024, streamKiB: 90 };
 
 export interface SideOptions {
@@ -48,8 +49,6 @@ export interface SideOptions {
   /** Processes started here are added, so the caller's signal handler stops them too. */
   procs: Proc[];
   command: string;
-  /** The heading the section is written under (SIDE_HEADING, or SIDE_BASELINE_HEADING). */
-  heading: string;
 }
 
 export interface Loaded {
@@ -107,7 +106,7 @@ export function medianRound(rounds: readonly Loaded[]): Loaded {
 /**
  * c=1 JSON rounds as one figure: the median of the rounds' p50s and, on its own, of their p99s (wrk gives
  * percentiles, not samples); requests and errors summed. A single 5 s run's p99 at one connection moves by
- * milliseconds (bench/RESULTS.md, "The c=1 p99: the runtime's own tail").
+ * milliseconds (docs/performance.md, "The c=1 p99: the runtime's own tail").
  */
 export function medianLatencies(rounds: readonly WrkResult[]): WrkResult {
   if (rounds.length === 0) throw new RangeError("no rounds");
@@ -202,7 +201,7 @@ export function render({ o, commit, wrk, runs, rows, profiled, holds }: Rendered
   const plainHold = holds.find((h) => h.name === PLAIN_HOLD);
   const bareHold = holds.find((h) => h.name === NAME.bare)!;
   const targets = grid(
-    ["Issue 18 target", "Gateway", "Bare Deno proxy (the runtime floor)", "Result"],
+    ["Target", "Gateway", "Bare Deno proxy (the runtime floor)", "Result"],
     [
       [
         `JSON: gateway ≥ ${TARGET.rateShare}× the bare proxy's req/s at c=32`,
@@ -332,7 +331,7 @@ export function render({ o, commit, wrk, runs, rows, profiled, holds }: Rendered
   ];
 
   const lines = [
-    `## ${o.heading}`,
+    `## ${SIDE_HEADING}`,
     "",
     `Command: \`${o.command}\` (from the repository root)`,
     "",
@@ -406,9 +405,9 @@ export function render({ o, commit, wrk, runs, rows, profiled, holds }: Rendered
         "any Deno proxy on this machine, whatever its logic; judge the gateway there against the bare proxy.",
       ]
       : [],
-    "- The c=1 p99 is one run per side: a Deno proxy's tail at one connection moves by milliseconds from run to " +
-    "run (the bare proxy +0.9 to +3.4 ms in recorded runs); alternated rounds of the bare proxy and the gateway " +
-    'are in the section "The c=1 p99: the runtime\'s own tail".',
+    "- A Deno proxy's p99 at one connection moves by milliseconds from run to run (the bare proxy +0.9 to +3.4 " +
+    "ms in recorded runs), so the c=1 JSON p99 is the median of the rounds' own; why it is the runtime's tail: " +
+    'docs/performance.md, "The c=1 p99: the runtime\'s own tail".',
     "- CPU per request (per stream) is the process's utime + stime from /proc/<pid>/stat over the measured " +
     "window, divided by the responses wrk completed in it. 'Added' is the side's minus direct's at one " +
     "connection; the JSON latency is wrk's (request written → response read), the stream's is the time to its " +

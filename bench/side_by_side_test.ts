@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { SIDE_BASELINE_HEADING, SIDE_HEADING } from "./sections.ts";
+import { SIDE_HEADING } from "./sections.ts";
 import type { CpuUse } from "./cpu.ts";
 import { withSideSections } from "./side_by_side.ts";
 import { percentile, pooledLoads } from "./load.ts";
@@ -7,24 +7,17 @@ import { medianLatencies, medianRound } from "./side_by_side_report.ts";
 import type { WrkResult } from "./wrk.ts";
 
 const doc = "# Results\n\nbody\n";
-const baseline = `## ${SIDE_BASELINE_HEADING}\n\nbefore\n`;
 const latest = `## ${SIDE_HEADING}\n\nlatest\n`;
+const soak = "## Soak\n\nkept\n";
 
-Deno.test("withSideSections: a run replaces its own section and keeps the baseline", () => {
-  const previous = `${doc}\n${baseline}\n${latest}`;
+Deno.test("withSideSections: a run replaces its own section and keeps the others", () => {
+  const previous = `${doc}\n${latest}\n${soak}`;
   const fresh = `## ${SIDE_HEADING}\n\nnew\n`;
-  assert.equal(
-    withSideSections(doc, { heading: SIDE_HEADING, section: fresh }, previous),
-    `${doc}\n${baseline}\n${fresh}`,
-  );
+  assert.equal(withSideSections(previous, { section: fresh }, previous), `${doc}\n${fresh}\n${soak}`);
+  assert.equal(withSideSections(doc, { section: fresh }, previous), `${doc}\n${fresh}`);
 });
 
-Deno.test("withSideSections: a baseline run writes the baseline; a skipped run keeps what was there", () => {
-  const fresh = `## ${SIDE_BASELINE_HEADING}\n\nbefore, again\n`;
-  assert.equal(
-    withSideSections(doc, { heading: SIDE_BASELINE_HEADING, section: fresh }, doc),
-    `${doc}\n${fresh}`,
-  );
+Deno.test("withSideSections: a skipped run keeps what was there, or says why it is missing", () => {
   assert.equal(
     withSideSections(doc, { skipped: "skipped: no wrk" }, `${doc}\n${latest}`),
     `${doc}\n${latest}`,

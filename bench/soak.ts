@@ -1,5 +1,5 @@
 /**
- * `deno task soak` (issue 17, not part of CI): the gateway under half its measured peak for SOAK_SECONDS
+ * `deno task soak` (not part of CI): the gateway under half its measured peak for SOAK_SECONDS
  * (default 600) with faults injected — upstream errors mid-stream, cut bodies, 5xx answers, clients that
  * leave mid-stream — across every family and surface. Reports memory over time, what is left open at the end
  * (holds, streams) and the ledger identity of every key. Loopback only: the simulator and the gateway are

@@ -1,5 +1,5 @@
 /**
- * Theta account queue (issue 16, src/families/theta/account_pool.ts): AccountPool driven in-process — no
+ * Theta account queue (src/families/theta/account_pool.ts): AccountPool driven in-process — no
  * HTTP, what is measured is the queue — on KV in memory, a KV file and Postgres. Part of `deno task bench`,
  * also runnable alone (then it replaces only its own section of bench/RESULTS.md):
  *

@@ -2,6 +2,7 @@
 import type { Accounts } from "./accounts/accounts.ts";
 import type { Tariff } from "./billing/tariff.ts";
 import type { Config } from "./config/env.ts";
+import type { FamilyPolicies } from "./families/registry.ts";
 import type { Shop } from "./shop/shop.ts";
 import type { Store } from "./store/store.ts";
 import type { GatewayMetrics } from "./telemetry/metrics.ts";
@@ -20,6 +21,8 @@ export interface App {
   /** The key shop's Telegram bot in webhook mode (src/bot/); absent when the bot is off or long-polls. */
   telegramWebhook?: TelegramWebhook;
   tariff: Tariff;
+  /** Each family's policy, built for this gateway with the services it keeps state in (src/families/registry.ts). */
+  families: FamilyPolicies;
   upstreams: UpstreamTargets;
   /** The upstream calls' HTTP client (src/upstream/http_client.ts). */
   upstreamFetch: UpstreamFetch;

@@ -13,6 +13,7 @@ import { openStore } from "./store/open.ts";
 import { Shop } from "./shop/shop.ts";
 import { idGenerator } from "./util/ids.ts";
 import { InFlight } from "./util/in_flight.ts";
+import { buildFamilies } from "./families/registry.ts";
 import { simulatorTargets, targetsFromConfig } from "./families/upstreams.ts";
 import { GatewayMetrics } from "./telemetry/metrics.ts";
 import { Logger, type LogSink } from "./util/log.ts";
@@ -65,6 +66,9 @@ export async function startGateway(
     throw err;
   }
   const accounts = await openAccounts(config, store);
+  const log = new Logger(config.LOG_LEVEL, opts.logSink);
+  // The clock through the App, so a test that moves `app.now` moves the families' services too.
+  const families = buildFamilies(config, { store, log, now: () => app.now() });
   const metrics = new GatewayMetrics();
   const http = upstreamHttp(config.UPSTREAM_CLIENT, (name) => Deno.env.get(name));
   metrics.watchLedger({ stats: () => accounts.ledger.stats(), held: () => accounts.held() });
@@ -74,11 +78,14 @@ export async function startGateway(
     accounts,
     shop: new Shop(store, accounts),
     tariff,
-    upstreams: sim ? simulatorTargets(sim.url) : targetsFromConfig(config),
+    families: families.policies,
+    upstreams: sim
+      ? simulatorTargets(sim.url, families.policies)
+      : targetsFromConfig(config, families.policies),
     upstreamFetch: http.fetch,
     slots: new CapacitySlots(config.MAX_INFLIGHT_UPSTREAM, config.PRIORITY_SLOT_SHARE),
     metrics,
-    log: new Logger(config.LOG_LEVEL, opts.logSink),
+    log,
     draining: false,
     inflight: new InFlight(),
     simulated: demo,
@@ -117,6 +124,7 @@ export async function startGateway(
         // Draining, the grace, the cut, the listener closed (src/http/shutdown.ts); with nothing open, at once.
         await bot?.stop(); // polling, retries and alerts end; webhook updates are still taken while draining
         await drain(app, server, config.SHUTDOWN_GRACE_MS);
+        await families.close(); // theta's queue watch and renewal stopped, tool loop writes landed
         await accounts.close(); // leased credit returned, the ledger flushed
         http.close();
         await sim?.close();

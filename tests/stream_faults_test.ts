@@ -5,7 +5,6 @@
 import assert from "node:assert/strict";
 import { GatewayError } from "../src/errors/gateway_error.ts";
 import type { FamilyPolicy } from "../src/families/policy.ts";
-import { FAMILY_POLICIES } from "../src/families/registry.ts";
 import { ANTHROPIC_HEADERS, post, startTestGateway } from "./harness.ts";
 import { assertCleanEnding, assertErrorEnding, readFrames, SURFACE_PATH, surfaceBody } from "./sse_client.ts";
 
@@ -115,15 +114,14 @@ Deno.test("an upstream error before the first byte is an ordinary HTTP error", a
 });
 
 Deno.test("a family's rule on the decoded request refuses before the hold, on every surface", async () => {
-  // No family has one yet (gamma/eta's tool limits arrive with their issue): plant one on delta.
-  const policy: FamilyPolicy = FAMILY_POLICIES.gamma;
-  const before = policy.request;
+  // Plant a rule on this gateway's gamma policy (its own object: no other gateway sees it).
+  const t = await startTestGateway();
+  const policy: FamilyPolicy = t.gw.app.families.gamma;
   policy.request = (_m, ir) => {
     if ((ir.maxOutputTokens ?? 0) > 100) {
       throw new GatewayError("delta_parameter_unavailable", { param: "max_tokens" });
     }
   };
-  const t = await startTestGateway();
   try {
     const k = await t.newKey("1.00");
     for (const surface of ["messages", "chat", "responses"] as const) {
@@ -137,7 +135,6 @@ Deno.test("a family's rule on the decoded request refuses before the hold, on ev
     }
     assert.equal((await t.admin("GET", `/admin/keys/${k.id}`)).json.spent_usd, "0.00");
   } finally {
-    policy.request = before;
     await t.close();
   }
 });

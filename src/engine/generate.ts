@@ -10,7 +10,6 @@ import { type Reservation, reserve } from "../billing/ledger.ts";
 import { DEFAULT_RESERVE_OUTPUT_TOKENS } from "../billing/price.ts";
 import { type Family, findModel, type ModelEntry } from "../catalog/models.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
-import { FAMILY_POLICIES } from "../families/registry.ts";
 import { resolveFileReferences } from "../files/resolve.ts";
 import { parseJsonText, readBodyBytes } from "../request/body.ts";
 import type { KeyContext } from "../request/context.ts";
@@ -55,7 +54,7 @@ export async function admit(app: App, ctx: KeyContext, route: SurfaceRoute) {
   }
   ctx.trace.family = model.family;
   ctx.trace.model = model.id;
-  const policy = FAMILY_POLICIES[model.family];
+  const policy = app.families[model.family];
   Object.assign(ctx.headers, policy.answerHeaders(route.surface, ctx.requestId));
   policy.admitKey(account);
   return { account, body, raw, text, model, policy };

@@ -1,16 +1,15 @@
 /** Each family's upstream target from the configuration (or the demo simulator), as its policy describes it. */
-import type { Family } from "../catalog/models.ts";
+import { FAMILIES } from "../catalog/models.ts";
 import type { Config } from "../config/env.ts";
 import type { UpstreamTargets } from "../upstream/targets.ts";
-import { FAMILY_POLICIES } from "./registry.ts";
+import type { FamilyPolicies } from "./registry.ts";
 
-const FAMILIES = Object.keys(FAMILY_POLICIES) as Family[];
 const splitKeys = (v: string | undefined) => (v ?? "").split(",").map((s) => s.trim()).filter(Boolean);
 
-export function targetsFromConfig(config: Config): UpstreamTargets {
+export function targetsFromConfig(config: Config, families: FamilyPolicies): UpstreamTargets {
   const t: UpstreamTargets = {};
   for (const f of FAMILIES) {
-    const up = FAMILY_POLICIES[f].upstream;
+    const up = families[f].upstream;
     const url = config[up.urlVar];
     if (!url) continue;
     const keys = splitKeys(config[up.keysVar]);
@@ -20,10 +19,10 @@ export function targetsFromConfig(config: Config): UpstreamTargets {
 }
 
 /** Demo mode: every family at the built-in simulator. */
-export function simulatorTargets(simUrl: string): UpstreamTargets {
+export function simulatorTargets(simUrl: string, families: FamilyPolicies): UpstreamTargets {
   const t: UpstreamTargets = {};
   for (const f of FAMILIES) {
-    const up = FAMILY_POLICIES[f].upstream;
+    const up = families[f].upstream;
     const keys = up.simulatorAccounts === 1
       ? [`sim-${f}`]
       : Array.from({ length: up.simulatorAccounts }, (_, i) => `sim-${f}-${i + 1}`);

@@ -6,11 +6,11 @@ import { alphaPolicy } from "./policy.ts";
 
 const MSGS = [{ role: "user", content: "x" }];
 const run = (model: string, body: Record<string, unknown>, surface: ProtocolName = "openai_chat") =>
-  alphaPolicy.rawBody(findModel(model)!, surface, { model, messages: MSGS, ...body });
+  alphaPolicy().rawBody(findModel(model)!, surface, { model, messages: MSGS, ...body });
 
 Deno.test("alpha rules: a body with nothing to remove comes back as the same object", () => {
   const body = { model: "k3", messages: MSGS, reasoning_effort: "whatever-level", x_unknown: { a: 1 } };
-  assert.equal(alphaPolicy.rawBody(findModel("k3")!, "openai_chat", body), body);
+  assert.equal(alphaPolicy().rawBody(findModel("k3")!, "openai_chat", body), body);
 });
 
 Deno.test("alpha rules: temperature and top_p removed on Chat and Responses, kept on Messages", () => {

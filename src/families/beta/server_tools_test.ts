@@ -305,9 +305,9 @@ Deno.test("beta server tools: searchUsesOf is the web search max_uses, 0 without
 Deno.test("beta policy: rawBody checks server tools on Messages only and returns the same object", () => {
   const model = findModel("beta-opus-5")!;
   const ok = { model: model.id, messages: [], tools: [SEARCH, FETCH] };
-  assert.equal(betaPolicy.rawBody(model, "anthropic", ok), ok);
+  assert.equal(betaPolicy().rawBody(model, "anthropic", ok), ok);
   const bad = { model: model.id, messages: [], tools: [w(SEARCH, { max_uses: 6 })] };
-  assert.throws(() => betaPolicy.rawBody(model, "anthropic", bad), GatewayError);
-  assert.equal(betaPolicy.rawBody(model, "openai_chat", bad), bad);
-  assert.equal(betaPolicy.rawBody(model, "openai_responses", bad), bad);
+  assert.throws(() => betaPolicy().rawBody(model, "anthropic", bad), GatewayError);
+  assert.equal(betaPolicy().rawBody(model, "openai_chat", bad), bad);
+  assert.equal(betaPolicy().rawBody(model, "openai_responses", bad), bad);
 });

@@ -20,7 +20,8 @@
  */
 import { GatewayError } from "../../errors/gateway_error.ts";
 import type { IRRequest } from "../../ir/request.ts";
-import type { Store, ToolLoop, ToolLoopChange } from "../../store/store.ts";
+import type { ToolLoop, ToolLoopChange } from "../../store/store.ts";
+import type { Logger } from "../../util/log.ts";
 import type { AnswerSummary, RequestAdmission, RequestSession } from "../policy.ts";
 
 export interface LoopSettings {
@@ -28,39 +29,66 @@ export interface LoopSettings {
   ttlMs: number;
 }
 
-/** Admission of one gamma/eta request to the key's tool loops; the session records how its answer ended. */
-export async function admitToolLoops(
-  a: RequestAdmission,
-  settings: LoopSettings,
-): Promise<RequestSession | undefined> {
-  const results = toolResultIds(a.ir);
-  const offersTools = a.ir.tools.length > 0;
-  if (results.size === 0 && !offersTools) return undefined;
-  await writesSettled(a.store, a.keyId);
-  const now = a.now();
-  const loops = await a.store.listToolLoops(a.keyId, now);
-  const continued = loops.filter((l) => l.callIds.some((id) => results.has(id))).map((l) => l.id);
-  if (continued.length === 0) {
-    if (!offersTools) return undefined;
-    if (loops.length >= settings.maxOpen) {
-      // Loops are listed by expiry: once the first (n − max + 1) have expired the key is below the limit.
-      const freed = loops[loops.length - settings.maxOpen]!.expiresAt;
-      throw new GatewayError("delta_key_pause_limit", {
-        retryAfter: Math.max(1, Math.ceil((freed - now) / 1000)),
-        detail: `Открытых циклов: ${loops.length} из ${settings.maxOpen}.`,
-      });
+/**
+ * One gateway's tool loops: admission of each gamma/eta request, and the loop writes of this gateway still in
+ * flight per key. An admission waits for its key's, so a client's next request sees what its previous answer
+ * did even when it arrives before that write landed.
+ */
+export class ToolLoops {
+  readonly #writing = new Map<string, Promise<void>>();
+
+  constructor(private readonly settings: LoopSettings, private readonly log: Logger) {}
+
+  /** Admission of one gamma/eta request to the key's tool loops; the session records how its answer ended. */
+  async admit(a: RequestAdmission): Promise<RequestSession | undefined> {
+    const settings = this.settings;
+    const results = toolResultIds(a.ir);
+    const offersTools = a.ir.tools.length > 0;
+    if (results.size === 0 && !offersTools) return undefined;
+    await this.#writing.get(a.keyId);
+    const now = a.now();
+    const loops = await a.store.listToolLoops(a.keyId, now);
+    const continued = loops.filter((l) => l.callIds.some((id) => results.has(id))).map((l) => l.id);
+    if (continued.length === 0) {
+      if (!offersTools) return undefined;
+      if (loops.length >= settings.maxOpen) {
+        // Loops are listed by expiry: once the first (n − max + 1) have expired the key is below the limit.
+        const freed = loops[loops.length - settings.maxOpen]!.expiresAt;
+        throw new GatewayError("delta_key_pause_limit", {
+          retryAfter: Math.max(1, Math.ceil((freed - now) / 1000)),
+          detail: `Открытых циклов: ${loops.length} из ${settings.maxOpen}.`,
+        });
+      }
     }
+    // The session lives until the request settles (a stream's whole length): it keeps these, never `a`,
+    // which holds the request's IR (its prompt).
+    const { store, keyId, requestId } = a;
+    const clock = a.now;
+    return {
+      settled: (answer: AnswerSummary) => {
+        const change = loopChange(keyId, requestId, continued, answer, clock(), settings.ttlMs);
+        if (change) this.#track(keyId, store.updateToolLoops(keyId, change));
+      },
+    };
   }
-  // The session lives until the request settles (a stream's whole length): it keeps these, never `a`, which
-  // holds the request's IR (its prompt).
-  const { store, keyId, requestId } = a;
-  const clock = a.now;
-  return {
-    settled(answer: AnswerSummary) {
-      const change = loopChange(keyId, requestId, continued, answer, clock(), settings.ttlMs);
-      if (change) track(store, keyId, store.updateToolLoops(keyId, change));
-    },
-  };
+
+  /** Waits for the loop writes in flight (the gateway's close: none lands on a closed store). */
+  async close(): Promise<void> {
+    while (this.#writing.size > 0) await Promise.all(this.#writing.values());
+  }
+
+  #track(keyId: string, write: Promise<void>): void {
+    const logged = write.catch((err) =>
+      this.log.error("tool loop write failed", {
+        key_id: keyId,
+        error: err instanceof Error ? err.message : String(err),
+      })
+    );
+    const all = Promise.all([this.#writing.get(keyId), logged]).then(() => {
+      if (this.#writing.get(keyId) === all) this.#writing.delete(keyId);
+    });
+    this.#writing.set(keyId, all);
+  }
 }
 
 /**
@@ -96,24 +124,4 @@ function toolResultIds(ir: IRRequest): Set<string> {
     for (const p of m.parts) if (p.type === "tool_result") ids.add(p.callId);
   }
   return ids;
-}
-
-/**
- * Loop writes of this process still in flight, per store and key: an admission waits for its key's, so a
- * client's next request sees what its previous answer did even when it arrives before that write landed.
- */
-const inFlight = new WeakMap<Store, Map<string, Promise<void>>>();
-
-function track(store: Store, keyId: string, write: Promise<void>): void {
-  let byKey = inFlight.get(store);
-  if (!byKey) inFlight.set(store, byKey = new Map());
-  const logged = write.catch((err) => console.error(`tool loop write for key ${keyId} failed: ${err}`));
-  const all = Promise.all([byKey.get(keyId), logged]).then(() => {
-    if (byKey.get(keyId) === all) byKey.delete(keyId);
-  });
-  byKey.set(keyId, all);
-}
-
-async function writesSettled(store: Store, keyId: string): Promise<void> {
-  await inFlight.get(store)?.get(keyId);
 }

@@ -10,11 +10,13 @@ import { KvStore } from "../../store/kv_store.ts";
 import type { Store, ToolLoopChange } from "../../store/store.ts";
 import { keyRecord } from "../../store/test_fixtures.ts";
 import type { AnswerSummary, RequestSession } from "../policy.ts";
-import { admitToolLoops, loopChange, type LoopSettings } from "./tool_loops.ts";
+import { Logger } from "../../util/log.ts";
+import { loopChange, type LoopSettings, ToolLoops } from "./tool_loops.ts";
 
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const SETTINGS: LoopSettings = { maxOpen: 2, ttlMs: 60_000 };
 const TOOL = { name: "f", parameters: { type: "object" } };
+const quiet = new Logger("error", () => {});
 
 function request(opts: { results?: string[]; tools?: boolean } = {}): IRRequest {
   const messages: IRMessage[] = [{ role: "user", parts: [{ type: "text", text: "погода?" }] }];
@@ -51,8 +53,9 @@ async function fixture(settings = SETTINGS) {
   const store = await KvStore.open(":memory:");
   const clock = { now: 1_000_000 };
   let n = 0;
+  const toolLoops = new ToolLoops(settings, quiet);
   const admit = (keyId: string, ir: IRRequest) =>
-    admitToolLoops({
+    toolLoops.admit({
       store: store as Store,
       config: {} as never,
       keyId,
@@ -60,7 +63,7 @@ async function fixture(settings = SETTINGS) {
       requestId: `req_${++n}`,
       ir,
       now: () => clock.now,
-    }, settings);
+    });
   /** Admits, then settles with `answer`, and waits for the write. */
   const run = async (keyId: string, ir: IRRequest, answer: AnswerSummary) => {
     const s = await admit(keyId, ir);
@@ -198,13 +201,14 @@ Deno.test("tool loops: a request without tools and tool results takes no store r
     requestId: "r",
     now: () => f.clock.now,
   };
-  assert.equal(await admitToolLoops({ ...a, ir: request({ tools: false }) }, SETTINGS), undefined);
+  const toolLoops = new ToolLoops(SETTINGS, quiet);
+  assert.equal(await toolLoops.admit({ ...a, ir: request({ tools: false }) }), undefined);
   assert.equal(reads, 0);
   // Without tools but with results for an open loop: a continuation, whose answer closes it.
-  const s = await admitToolLoops({ ...a, ir: request({ tools: false, results: ["call_b"] }) }, SETTINGS);
+  const s = await toolLoops.admit({ ...a, ir: request({ tools: false, results: ["call_b"] }) });
   assert.equal(reads, 1);
   s!.settled(stopped);
-  await admitToolLoops({ ...a, ir: request({ tools: false, results: ["none"] }) }, SETTINGS); // its write landed
+  await toolLoops.admit({ ...a, ir: request({ tools: false, results: ["none"] }) }); // its write landed
   assert.deepEqual((await f.loops("k1")).map((l) => l.callIds), [["call_a"]]);
 });
 
@@ -218,8 +222,9 @@ Deno.test("tool loops: the next request waits for the previous answer's write", 
         : Reflect.get(t, p, t),
   });
   try {
+    const toolLoops = new ToolLoops({ maxOpen: 1, ttlMs: 60_000 }, quiet);
     const admit = (ir: IRRequest, requestId: string) =>
-      admitToolLoops({
+      toolLoops.admit({
         store: slow,
         config: {} as never,
         keyId: "k1",
@@ -227,9 +232,6 @@ Deno.test("tool loops: the next request waits for the previous answer's write", 
         requestId,
         ir,
         now: () => 1,
-      }, {
-        maxOpen: 1,
-        ttlMs: 60_000,
       });
     const s = (await admit(request(), "r1")) as RequestSession;
     s.settled(toolCalls("call_a")); // the write is in flight; the next admission must see it

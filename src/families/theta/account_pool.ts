@@ -8,6 +8,7 @@
  */
 import { GatewayError } from "../../errors/gateway_error.ts";
 import type { Store } from "../../store/store.ts";
+import { Logger } from "../../util/log.ts";
 import {
   enqueue,
   leave,
@@ -54,6 +55,8 @@ export class AccountPool {
   #refreshing: Promise<void> | undefined;
   #stopWatch: (() => void) | undefined;
   #renewTimer: ReturnType<typeof setInterval> | undefined;
+  /** Releases still being written: `close` waits for them, so none lands on a closed store. */
+  readonly #releasing = new Set<Promise<void>>();
 
   constructor(
     private readonly store: Store,
@@ -61,7 +64,18 @@ export class AccountPool {
     private readonly cfg: PoolConfig,
     private readonly queueTimeoutMs: number,
     private readonly now: () => number = Date.now,
+    private readonly log: Logger = new Logger("error"),
   ) {}
+
+  /** Stops the change watch and the renewal, after the releases in flight are written (the gateway's close). */
+  async close(): Promise<void> {
+    while (this.#releasing.size > 0) await Promise.all(this.#releasing);
+    await this.#refreshing;
+    this.#stopWatch?.();
+    this.#stopWatch = undefined;
+    clearInterval(this.#renewTimer);
+    this.#renewTimer = undefined;
+  }
 
   /** Waits for an account; rejects with queue_timeout when none came in time or the client left. */
   async acquire(req: PoolRequest): Promise<AccountGrant> {
@@ -120,12 +134,18 @@ export class AccountPool {
       release: (exhausted = {}) => {
         if (released) return;
         released = true;
-        this.#update((doc, now) => release(doc, state.account, id, now, this.cfg, exhausted))
+        const written: Promise<void> = this.#update((doc, now) =>
+          release(doc, state.account, id, now, this.cfg, exhausted)
+        )
           .catch((err) => {
             // The holding then expires by itself within ttlMs.
-            console.error(`theta account release failed: ${err instanceof Error ? err.message : err}`);
+            this.log.error("theta account release failed", { error: message(err) });
           })
-          .finally(() => this.#leave());
+          .finally(() => {
+            this.#releasing.delete(written);
+            this.#leave();
+          });
+        this.#releasing.add(written);
       },
     };
   }
@@ -152,7 +172,7 @@ export class AccountPool {
    *  time alone made grantable. */
   #refresh(): Promise<void> {
     this.#refreshing ??= this.#update((doc, now) => schedule(doc, now, this.cfg))
-      .catch((err) => console.error(`theta pool read failed: ${err instanceof Error ? err.message : err}`))
+      .catch((err) => this.log.error("theta pool read failed", { error: message(err) }))
       .finally(() => this.#refreshing = undefined);
     return this.#refreshing;
   }
@@ -181,7 +201,7 @@ export class AccountPool {
     this.#stopWatch = this.store.watchThetaPool(() => void this.#refresh());
     this.#renewTimer = setInterval(() => {
       this.#update((doc, now) => renew(doc, this.holder, now, this.cfg)).catch((err) => {
-        console.error(`theta pool renewal failed: ${err instanceof Error ? err.message : err}`);
+        this.log.error("theta pool renewal failed", { error: message(err) });
       });
     }, Math.max(1, Math.floor(this.cfg.ttlMs / 3)));
   }
@@ -194,6 +214,8 @@ export class AccountPool {
     this.#renewTimer = undefined;
   }
 }
+
+const message = (err: unknown) => err instanceof Error ? err.message : String(err);
 
 /** 429 queue_timeout, saying how long the request waited, the limit, and the queue it saw. */
 function timedOut(state: TicketState, waitedMs: number, limitMs: number): GatewayError {

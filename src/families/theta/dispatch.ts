@@ -6,9 +6,11 @@
  * model and is charged at its rate; `x-theta-served-by` says which model answered, `x-theta-queue-wait-ms`
  * how long the request waited.
  */
+import type { Config } from "../../config/env.ts";
 import { GatewayError } from "../../errors/gateway_error.ts";
 import type { Store } from "../../store/store.ts";
 import type { UpstreamTarget } from "../../upstream/targets.ts";
+import type { Logger } from "../../util/log.ts";
 import type { DispatchRequest, UpstreamLease } from "../policy.ts";
 import { AccountPool } from "./account_pool.ts";
 import { nextModel, type RequestNeeds } from "./fallback.ts";
@@ -19,32 +21,49 @@ const DEFAULT_EXHAUSTED_MS = 60_000;
 /** Waiters beyond this many are refused at once (the pool document stays small). */
 const MAX_QUEUE = 200;
 
-/** One pool per store in this process (its holder id is the process's own). */
-const pools = new WeakMap<Store, AccountPool>();
+/**
+ * The account queue of one gateway (spec §4.7). Its pool is made at the first theta request, sized by the
+ * upstream target's keys; its holder id is this gateway's own. `close` stops its watch and renewal.
+ */
+export class ThetaQueue {
+  #pool: AccountPool | undefined;
 
-function poolFor(req: DispatchRequest, accounts: number): AccountPool {
-  let pool = pools.get(req.store);
-  if (!pool) {
+  constructor(
+    private readonly store: Store,
+    private readonly config: Config,
+    private readonly now: () => number,
+    private readonly log: Logger,
+  ) {}
+
+  pool(accounts: number): AccountPool {
+    if (this.#pool) return this.#pool;
     const holder = `t_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;
-    pool = new AccountPool(
-      req.store,
+    return this.#pool = new AccountPool(
+      this.store,
       holder,
       {
         accounts,
-        idleMs: req.config.THETA_IDLE_RELEASE_MS,
-        ttlMs: req.config.LEASE_TTL_MS,
+        idleMs: this.config.THETA_IDLE_RELEASE_MS,
+        ttlMs: this.config.LEASE_TTL_MS,
         maxQueue: MAX_QUEUE,
       },
-      req.config.THETA_QUEUE_TIMEOUT_MS,
-      req.now,
+      this.config.THETA_QUEUE_TIMEOUT_MS,
+      this.now,
+      this.log,
     );
-    pools.set(req.store, pool);
   }
-  return pool;
+
+  async close(): Promise<void> {
+    await this.#pool?.close();
+  }
 }
 
-export async function thetaDispatch(target: UpstreamTarget, req: DispatchRequest): Promise<UpstreamLease> {
-  const grant = await poolFor(req, target.keys.length).acquire({
+export async function thetaDispatch(
+  queue: ThetaQueue,
+  target: UpstreamTarget,
+  req: DispatchRequest,
+): Promise<UpstreamLease> {
+  const grant = await queue.pool(target.keys.length).acquire({
     id: req.requestId,
     keyId: req.keyId,
     session: sessionOf(req.headers, req.body, req.keyId),

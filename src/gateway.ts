@@ -13,7 +13,6 @@ import { openStore } from "./store/open.ts";
 import { Shop } from "./shop/shop.ts";
 import { idGenerator } from "./util/ids.ts";
 import { InFlight } from "./util/in_flight.ts";
-import { buildFamilies } from "./families/registry.ts";
 import { simulatorTargets, targetsFromConfig } from "./families/upstreams.ts";
 import { GatewayMetrics } from "./telemetry/metrics.ts";
 import { Logger, type LogSink } from "./util/log.ts";
@@ -57,6 +56,7 @@ export async function startGateway(
   const demo = isDemoMode(config);
   const sim = demo ? opts.simulator : undefined;
   if (demo && !sim) throw new Error("demo mode (no *_UPSTREAM_URL set) needs the simulator: see main.ts");
+  const log = new Logger(config.LOG_LEVEL, opts.logSink);
   const store = await openStore(config);
   let tariff: Tariff;
   try {
@@ -65,10 +65,7 @@ export async function startGateway(
     await store.close();
     throw err;
   }
-  const accounts = await openAccounts(config, store);
-  const log = new Logger(config.LOG_LEVEL, opts.logSink);
-  // The clock through the App, so a test that moves `app.now` moves the families' services too.
-  const families = buildFamilies(config, { store, log, now: () => app.now() });
+  const accounts = await openAccounts(config, store, log);
   const metrics = new GatewayMetrics();
   const http = upstreamHttp(config.UPSTREAM_CLIENT, (name) => Deno.env.get(name));
   metrics.watchLedger({ stats: () => accounts.ledger.stats(), held: () => accounts.held() });
@@ -78,10 +75,7 @@ export async function startGateway(
     accounts,
     shop: new Shop(store, accounts),
     tariff,
-    families: families.policies,
-    upstreams: sim
-      ? simulatorTargets(sim.url, families.policies)
-      : targetsFromConfig(config, families.policies),
+    upstreams: sim ? simulatorTargets(sim.url) : targetsFromConfig(config),
     upstreamFetch: http.fetch,
     slots: new CapacitySlots(config.MAX_INFLIGHT_UPSTREAM, config.PRIORITY_SLOT_SHARE),
     metrics,
@@ -124,7 +118,6 @@ export async function startGateway(
         // Draining, the grace, the cut, the listener closed (src/http/shutdown.ts); with nothing open, at once.
         await bot?.stop(); // polling, retries and alerts end; webhook updates are still taken while draining
         await drain(app, server, config.SHUTDOWN_GRACE_MS);
-        await families.close(); // theta's queue watch and renewal stopped, tool loop writes landed
         await accounts.close(); // leased credit returned, the ledger flushed
         http.close();
         await sim?.close();

@@ -24,6 +24,7 @@ import {
   updatePackageOp,
 } from "../../src/shop/operations.ts";
 import { openStore } from "../../src/store/open.ts";
+import { Logger } from "../../src/util/log.ts";
 import { type Backend, OperationError } from "./backend.ts";
 import type { ShopCommand } from "./shop_args.ts";
 
@@ -45,10 +46,12 @@ async function guard<T>(op: () => Promise<T>): Promise<T> {
 }
 
 export async function directBackend(config: Config): Promise<Backend> {
+  // Stdout carries the command's answer: the store's and the ledger's log lines go to stderr.
+  const log = new Logger("warn", (line) => console.error(line));
   const store = await openStore(config);
   let accounts: Accounts;
   try {
-    accounts = await openAccounts(config, store);
+    accounts = await openAccounts(config, store, log);
   } catch (err) {
     await store.close();
     throw err;

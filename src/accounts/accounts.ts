@@ -14,6 +14,7 @@ import { KeyRefresh } from "./key_refresh.ts";
 import { ledgerEntry } from "./ledger_entry.ts";
 import type { Store } from "../store/store.ts";
 import type { KeyRecord } from "../store/types.ts";
+import type { Logger } from "../util/log.ts";
 
 export type { Account } from "./account.ts";
 
@@ -32,6 +33,8 @@ export type LedgerFactory = (store: Store, commitIntervalMs: number) => Ledger;
 export interface SharedStoreOptions {
   ledger: LeaseLedger;
   refreshMs: number;
+  /** Where a failed read of the key changes is logged. */
+  log: Logger;
 }
 
 export class Accounts {
@@ -50,10 +53,12 @@ export class Accounts {
     private readonly lease?: LeaseLedger,
   ) {}
 
+  /** `log`: where the in-memory ledger's failed commits are logged. */
   static async load(
     store: Store,
+    log: Logger,
     commitIntervalMs = 5,
-    makeLedger: LedgerFactory = (s, ms) => new MemoryLedger(s, ms),
+    makeLedger: LedgerFactory = (s, ms) => new MemoryLedger(s, log, ms),
   ): Promise<Accounts> {
     const accounts = new Accounts(store, makeLedger(store, commitIntervalMs));
     for (const rec of await store.listKeys()) accounts.#index(rec);
@@ -66,7 +71,13 @@ export class Accounts {
     const accounts = new Accounts(store, shared.ledger, shared.ledger);
     const started = Date.now();
     for (const rec of await store.listKeys()) accounts.#index(rec);
-    accounts.#refresh = new KeyRefresh(store, shared.refreshMs, started, (rec) => accounts.#learn(rec));
+    accounts.#refresh = new KeyRefresh(
+      store,
+      shared.refreshMs,
+      started,
+      (rec) => accounts.#learn(rec),
+      shared.log,
+    );
     return accounts;
   }
 

@@ -4,6 +4,9 @@ import { KvStore } from "../store/kv_store.ts";
 import type { KeyRecord, UsageRow } from "../store/types.ts";
 import { type Account, Accounts } from "./accounts.ts";
 import type { CapCodes } from "./caps.ts";
+import { Logger } from "../util/log.ts";
+
+const QUIET = new Logger("error", () => {});
 
 const CAP_CODES: CapCodes = {
   hourly_reserve_limit: "hourly_reserve_limit",
@@ -51,7 +54,7 @@ Deno.test("Accounts.load settles leftover checkpoints once, never above the bala
     ],
   });
 
-  const first = await Accounts.load(store);
+  const first = await Accounts.load(store, QUIET);
   const a = first.get("key_a")!;
   const b = first.get("key_b")!;
   assert.deepEqual([a.rec.balance, a.rec.spent], [0n, 100n], "charged at most the balance");
@@ -68,7 +71,7 @@ Deno.test("Accounts.load settles leftover checkpoints once, never above the bala
   assert.equal((await store.getKey("key_a"))!.balance, 0n, "the charge is durable at once");
   await first.close();
 
-  const second = await Accounts.load(store);
+  const second = await Accounts.load(store, QUIET);
   assert.equal(second.get("key_a")!.rec.spent, 100n);
   assert.equal(second.get("key_b")!.rec.balance, 700n, "a second start charges nothing more");
   assert.equal((await store.listUsage("key_b", { limit: 10 })).rows.length, 1);
@@ -82,7 +85,7 @@ const tryHold = (accounts: Accounts, acc: Account, amount: bigint, now: number) 
 
 Deno.test("Ledger.hold refuses a hold beyond the available credit", async () => {
   const store = await KvStore.open(":memory:");
-  const accounts = await Accounts.load(store);
+  const accounts = await Accounts.load(store, QUIET);
   const { account } = await accounts.create({ balance: 100n });
   const now = Date.now();
   assert.equal(await tryHold(accounts, account, 60n, now), true);
@@ -100,7 +103,7 @@ Deno.test("Ledger.hold refuses a hold beyond the available credit", async () => 
 
 Deno.test("Ledger.settle moves the hold to spent and keeps credited = balance + held + spent", async () => {
   const store = await KvStore.open(":memory:");
-  const accounts = await Accounts.load(store);
+  const accounts = await Accounts.load(store, QUIET);
   const { account } = await accounts.create({ balance: 1_000n });
   const now = Date.now();
   await tryHold(accounts, account, 300n, now);
@@ -129,7 +132,7 @@ Deno.test("Ledger.settle moves the hold to spent and keeps credited = balance + 
 
 Deno.test("Accounts.topUp credits the store with its ledger entry in one step, then memory; update writes metadata only", async () => {
   const store = await KvStore.open(":memory:");
-  const accounts = await Accounts.load(store);
+  const accounts = await Accounts.load(store, QUIET);
   const { account } = await accounts.create({ balance: 1_000n }, 5);
   await tryHold(accounts, account, 300n, Date.now());
   accounts.ledger.settle(account, 300n, 100n, row("req_1", account.rec.id, 100n, { status: "ok" }));

@@ -17,6 +17,7 @@
 import type { Store } from "../store/store.ts";
 import type { CommitBatch, LeaseDelta, MoneyDelta, UsageRow } from "../store/types.ts";
 import { idGenerator } from "../util/ids.ts";
+import type { Logger } from "../util/log.ts";
 
 export interface CommitStats {
   commits: number;
@@ -96,6 +97,7 @@ export class GroupCommitter {
   constructor(
     private readonly store: Store,
     intervalMs: number,
+    private readonly log: Logger,
     private readonly now = () => performance.now(),
     /** Wall clock (Unix ms) a lease ledger's shared windows are rolled to (CommitBatch.at). */
     private readonly clock = () => Date.now(),
@@ -230,10 +232,12 @@ export class GroupCommitter {
       // applied of this one would be applied again.
       this.#retry = round;
       this.#stats.failures++;
-      console.error(
-        `group commit of batch ${batch.id} failed (${batch.money.length} keys, ${batch.usage.length} rows), ` +
-          `retried unchanged: ${err}`,
-      );
+      this.log.error("group commit failed, retried unchanged", {
+        batch_id: batch.id,
+        keys: batch.money.length,
+        rows: batch.usage.length,
+        error: String(err),
+      });
       this.#timer = setTimeout(() => this.#startRound(), Math.max(this.#intervalMs, RETRY_MS));
       return false;
     }

@@ -2,6 +2,9 @@ import assert from "node:assert/strict";
 import type { Store } from "../store/store.ts";
 import type { CommitBatch } from "../store/types.ts";
 import { GroupCommitter } from "./group_commit.ts";
+import { Logger } from "../util/log.ts";
+
+const QUIET = new Logger("error", () => {});
 
 /** A store whose commits wait until the test releases (or fails) them, recording what each one wrote and
  *  every batch it was given (`attempts`, deep copies: a later change to a batch would show). */
@@ -48,7 +51,7 @@ const ids = (b: CommitBatch) => b.money.map((d) => `${d.keyId}:${d.spent}`);
 
 Deno.test("GroupCommitter commits changes queued behind a commit at once, not after another interval", async () => {
   const s = gatedStore();
-  const gc = new GroupCommitter(s.store, 60_000);
+  const gc = new GroupCommitter(s.store, 60_000, QUIET);
   gc.money("a", 1n, 0n);
   const first = gc.flush();
   gc.money("b", 2n, 0n); // queued while the first commit is in flight
@@ -63,7 +66,7 @@ Deno.test("GroupCommitter commits changes queued behind a commit at once, not af
 Deno.test("GroupCommitter starts a round no sooner than 5 ms after the previous one started: the changes behind a quick commit go together", async () => {
   const s = gatedStore();
   let clock = 0;
-  const gc = new GroupCommitter(s.store, 60_000, () => clock);
+  const gc = new GroupCommitter(s.store, 60_000, QUIET, () => clock);
   gc.money("a", 1n, 0n);
   const first = gc.flush();
   gc.money("b", 2n, 0n); // queued while the first commit is in flight
@@ -82,7 +85,7 @@ Deno.test("GroupCommitter starts a round no sooner than 5 ms after the previous 
 
 Deno.test("GroupCommitter.flush resolves only when every earlier change is durable", async () => {
   const s = gatedStore();
-  const gc = new GroupCommitter(s.store, 60_000);
+  const gc = new GroupCommitter(s.store, 60_000, QUIET);
   gc.money("a", 1n, 0n);
   const first = gc.flush();
   gc.money("b", 2n, 0n);
@@ -98,12 +101,22 @@ Deno.test("GroupCommitter.flush resolves only when every earlier change is durab
 
 Deno.test("GroupCommitter keeps a failed round's data and writes it again before newer changes", async () => {
   const s = gatedStore();
-  const gc = new GroupCommitter(s.store, 60_000);
+  const lines: string[] = [];
+  const gc = new GroupCommitter(s.store, 60_000, new Logger("info", (line) => lines.push(line)));
   s.failNextCommit();
   gc.money("a", 1n, 0n);
   gc.usage({ requestId: "req_1" } as never);
   await gc.flush(); // returns on the failure
   assert.equal(gc.failures, 1);
+  const { ts: _, ...logged } = JSON.parse(lines[0]!);
+  assert.deepEqual(logged, {
+    level: "error",
+    msg: "group commit failed, retried unchanged",
+    batch_id: s.attempts[0]!.id,
+    keys: 1,
+    rows: 1,
+    error: "Error: disk full",
+  });
   assert.equal(s.batches.length, 0);
   gc.money("b", 2n, 0n);
   const retry = gc.flush();
@@ -119,7 +132,7 @@ Deno.test("GroupCommitter keeps a failed round's data and writes it again before
 
 Deno.test("GroupCommitter retries the failed batch itself (same id and content) while newer changes wait", async () => {
   const s = gatedStore();
-  const gc = new GroupCommitter(s.store, 60_000, undefined, () => 1_000, countedIds());
+  const gc = new GroupCommitter(s.store, 60_000, QUIET, undefined, () => 1_000, countedIds());
   let open = [{ requestId: "req_open" }] as never[];
   void gc.drain(() => open, 60_000); // checkpoints are cut with a round; the ticker never fires here
   gc.money("a", 1n, 0n, { holder: "h", returned: 2n, reserved: 3n });
@@ -164,7 +177,7 @@ Deno.test("GroupCommitter retries the failed batch itself (same id and content) 
 
 Deno.test("GroupCommitter in drain mode commits each change without the interval", async () => {
   const s = gatedStore();
-  const gc = new GroupCommitter(s.store, 60_000);
+  const gc = new GroupCommitter(s.store, 60_000, QUIET);
   await gc.drain();
   gc.money("a", 1n, 0n);
   await s.release(); // a commit is waiting without anyone calling flush
@@ -175,7 +188,7 @@ Deno.test("GroupCommitter in drain mode commits each change without the interval
 
 Deno.test("GroupCommitter while draining writes checkpoints on its ticker and deletes them once settled", async () => {
   const s = gatedStore();
-  const gc = new GroupCommitter(s.store, 60_000);
+  const gc = new GroupCommitter(s.store, 60_000, QUIET);
   let open = [{ requestId: "req_open" }] as never[];
   void gc.drain(() => open, 10);
   await s.release(); // the ticker forces a round though nothing else is pending
@@ -193,7 +206,7 @@ Deno.test("GroupCommitter while draining writes checkpoints on its ticker and de
 
 Deno.test("GroupCommitter sums a key's deltas into one per round, a failed round's kept as they were", async () => {
   const s = gatedStore();
-  const gc = new GroupCommitter(s.store, 60_000);
+  const gc = new GroupCommitter(s.store, 60_000, QUIET);
   s.failNextCommit();
   gc.money("a", 1n, 0n);
   gc.money("a", 2n, 10n);

@@ -7,6 +7,7 @@
  */
 import type { Store } from "../store/store.ts";
 import type { KeyRecord } from "../store/types.ts";
+import type { Logger } from "../util/log.ts";
 
 const OVERLAP_MS = 5_000;
 
@@ -20,6 +21,7 @@ export class KeyRefresh {
     everyMs: number,
     since: number,
     private readonly apply: (rec: KeyRecord) => void,
+    private readonly log: Logger,
   ) {
     this.#since = since - OVERLAP_MS;
     this.#timer = setInterval(() => void this.poll(), everyMs);
@@ -34,7 +36,7 @@ export class KeyRefresh {
       for (const rec of await this.store.keyChanges(this.#since)) this.apply(rec);
       this.#since = started - OVERLAP_MS;
     } catch (err) {
-      console.error(`key refresh failed: ${err instanceof Error ? err.message : err}`);
+      this.log.error("key refresh failed", { error: err instanceof Error ? err.message : String(err) });
     } finally {
       this.#running = false;
     }

@@ -16,6 +16,7 @@ import { type CapCodes, checkCaps } from "./caps.ts";
 import { type CommitStats, GroupCommitter } from "./group_commit.ts";
 import type { DebitOutcome, HoldRequest, Ledger, OpenCheckpoint } from "./ledger.ts";
 import { outEntry } from "../util/entry_list.ts";
+import type { Logger } from "../util/log.ts";
 import { roll, type WindowCounters } from "./windows.ts";
 
 export interface LeaseOptions {
@@ -26,6 +27,8 @@ export interface LeaseOptions {
   /** A key's unused lease goes back after this long without a hold (LEASE_IDLE_MS). */
   idleMs: number;
   commitIntervalMs: number;
+  /** Where failed renewals and commits are logged. */
+  log: Logger;
   /** Wall clock, Unix ms. */
   now?: () => number;
 }
@@ -77,7 +80,7 @@ export class LeaseLedger implements Ledger {
 
   constructor(private readonly store: Store, private readonly opts: LeaseOptions) {
     this.#now = opts.now ?? Date.now;
-    this.#committer = new GroupCommitter(store, opts.commitIntervalMs, undefined, this.#now);
+    this.#committer = new GroupCommitter(store, opts.commitIntervalMs, opts.log, undefined, this.#now);
     const every = (ms: number, fn: () => void) => setInterval(fn, Math.max(1, Math.floor(ms)));
     this.#timers = [
       every(opts.ttlMs / 3, () => void this.renew()),
@@ -366,7 +369,10 @@ export class LeaseLedger implements Ledger {
     try {
       renewed = new Set(await this.store.renewLeases(this.opts.holder, ids, now, this.opts.ttlMs));
     } catch (err) {
-      console.error(`lease renewal failed (${ids.length} keys): ${err instanceof Error ? err.message : err}`);
+      this.opts.log.error("lease renewal failed", {
+        keys: ids.length,
+        error: err instanceof Error ? err.message : String(err),
+      });
       return;
     }
     for (const id of ids) {

@@ -12,6 +12,9 @@ import type { KeyRecord } from "../store/types.ts";
 import { type Account, newAccount } from "./account.ts";
 import type { CapCodes } from "./caps.ts";
 import { LeaseLedger, type LeaseOptions } from "./lease_ledger.ts";
+import { Logger } from "../util/log.ts";
+
+const QUIET = new Logger("error", () => {});
 
 const CODES: CapCodes = {
   hourly_reserve_limit: "hourly_reserve_limit",
@@ -41,7 +44,14 @@ async function setup(credit: bigint, over: Partial<KeyRecord> = {}) {
   await store.createKey(rec);
   const ledgers: LeaseLedger[] = [];
   const make = (holder: string, opts: Partial<LeaseOptions> = {}, on: Store = store) => {
-    const l = new LeaseLedger(on, { holder, ttlMs: 30_000, idleMs: 60_000, commitIntervalMs: 1, ...opts });
+    const l = new LeaseLedger(on, {
+      holder,
+      ttlMs: 30_000,
+      idleMs: 60_000,
+      commitIntervalMs: 1,
+      log: QUIET,
+      ...opts,
+    });
     ledgers.push(l);
     return { ledger: l, acc: newAccount({ ...rec, caps: { ...rec.caps } }) };
   };

@@ -29,6 +29,7 @@ import type { CapCodes } from "./caps.ts";
 import { LeaseLedger } from "./lease_ledger.ts";
 import { ledgerEntry } from "./ledger_entry.ts";
 import { DAY, HOUR } from "./windows.ts";
+import { Logger } from "../util/log.ts";
 
 /** mulberry32: a small, fast, seedable PRNG; [0, 1). */
 export function mulberry32(seed: number): () => number {
@@ -404,6 +405,8 @@ export class LeaseModel {
         idleMs: this.#o.idleMs,
         // The group commit runs only when the simulator flushes (its timer never fires within the test).
         commitIntervalMs: 1e9,
+        // A failed renewal is one of the faults simulated: not worth a line.
+        log: new Logger("error", () => {}),
         now: () => this.#now,
       })
     );

@@ -13,6 +13,9 @@ import type { CapCodes } from "./caps.ts";
 import { LeaseLedger } from "./lease_ledger.ts";
 import type { DebitOutcome } from "./ledger.ts";
 import { MemoryLedger } from "./memory_ledger.ts";
+import { Logger } from "../util/log.ts";
+
+const QUIET = new Logger("error", () => {});
 
 const CODES: CapCodes = {
   hourly_reserve_limit: "hourly_reserve_limit",
@@ -28,7 +31,7 @@ Deno.test("MemoryLedger.debit: refused while open holds leave too little; the am
   const store = await KvStore.open(":memory:");
   const rec = keyRecord("key_a", { credited: 100n, balance: 100n });
   await store.createKey(rec);
-  const ledger = new MemoryLedger(store, 1);
+  const ledger = new MemoryLedger(store, QUIET, 1);
   const acc = newAccount({ ...rec });
   try {
     await ledger.hold(acc, { amount: 60n, capCodes: CODES, now: Date.now() });
@@ -68,7 +71,13 @@ Deno.test("LeaseLedger.debit: its unused lease goes back before the store step; 
   const store = await KvStore.open(":memory:");
   const rec = keyRecord("key_a", { credited: 1_000n, balance: 1_000n });
   await store.createKey(rec);
-  const ledger = new LeaseLedger(store, { holder: "h1", ttlMs: 30_000, idleMs: 60_000, commitIntervalMs: 1 });
+  const ledger = new LeaseLedger(store, {
+    holder: "h1",
+    ttlMs: 30_000,
+    idleMs: 60_000,
+    commitIntervalMs: 1,
+    log: QUIET,
+  });
   const acc = newAccount({ ...rec });
   try {
     await ledger.hold(acc, { amount: 100n, capCodes: CODES, now: Date.now() });

@@ -13,6 +13,7 @@ import { checkCaps } from "./caps.ts";
 import { batchIds, type CommitStats, GroupCommitter } from "./group_commit.ts";
 import type { DebitOutcome, HoldRequest, Ledger, OpenCheckpoint } from "./ledger.ts";
 import { EntryList } from "../util/entry_list.ts";
+import type { Logger } from "../util/log.ts";
 import { roll, type WindowCounters } from "./windows.ts";
 
 const DONE: Promise<void> = Promise.resolve();
@@ -27,8 +28,8 @@ export class MemoryLedger implements Ledger {
   /** Ids of the batches `recover` commits itself. */
   readonly #batchId = batchIds();
 
-  constructor(private readonly store: Store, commitIntervalMs = 5) {
-    this.#committer = new GroupCommitter(store, commitIntervalMs);
+  constructor(private readonly store: Store, log: Logger, commitIntervalMs = 5) {
+    this.#committer = new GroupCommitter(store, commitIntervalMs, log);
   }
 
   available(acc: Account): bigint {

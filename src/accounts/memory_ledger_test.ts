@@ -6,6 +6,7 @@ import { Accounts } from "./accounts.ts";
 import type { CapCodes } from "./caps.ts";
 import { MemoryLedger } from "./memory_ledger.ts";
 import { DAY, HOUR } from "./windows.ts";
+import { Logger } from "../util/log.ts";
 
 const nextHour = () => Date.now() - (Date.now() % HOUR) + HOUR;
 const nextDay = () => Date.now() - (Date.now() % DAY) + DAY;
@@ -42,7 +43,7 @@ function row(requestId: string, keyId: string, charged: bigint, createdAt: numbe
 
 async function setup(balance: bigint) {
   const store = await KvStore.open(":memory:");
-  const accounts = await Accounts.load(store, 1);
+  const accounts = await Accounts.load(store, new Logger("error", () => {}), 1);
   const { account } = await accounts.create({ balance });
   const ledger = accounts.ledger;
   assert.ok(ledger instanceof MemoryLedger, "the default ledger is the in-memory one");

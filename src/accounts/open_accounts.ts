@@ -4,17 +4,19 @@ import { isSharedStore } from "../store/open.ts";
 import type { Store } from "../store/store.ts";
 import { Accounts } from "./accounts.ts";
 import { LeaseLedger } from "./lease_ledger.ts";
+import type { Logger } from "../util/log.ts";
 
-export async function openAccounts(config: Config, store: Store): Promise<Accounts> {
-  if (!isSharedStore(config)) return await Accounts.load(store);
+export async function openAccounts(config: Config, store: Store, log: Logger): Promise<Accounts> {
+  if (!isSharedStore(config)) return await Accounts.load(store, log);
   const ledger = new LeaseLedger(store, {
     holder: newHolderId(),
     ttlMs: config.LEASE_TTL_MS,
     idleMs: config.LEASE_IDLE_MS,
     commitIntervalMs: 5,
+    log,
   });
   try {
-    return await Accounts.loadShared(store, { ledger, refreshMs: config.KEY_REFRESH_MS });
+    return await Accounts.loadShared(store, { ledger, refreshMs: config.KEY_REFRESH_MS, log });
   } catch (err) {
     await ledger.close();
     throw err;

@@ -42,12 +42,12 @@ const usage = (input: number, output: number): IRUsage => ({
 
 async function setup(balance: bigint, priced: Tariff = tariff) {
   const store = await KvStore.open(":memory:");
-  const accounts = await Accounts.load(store, 1);
-  const { account } = await accounts.create({ balance });
-  let n = 0;
-  /** The log lines the reservations wrote. */
+  /** The log lines the reservations (and the ledger) wrote. */
   const lines: string[] = [];
   const log = new Logger("info", (line) => lines.push(line));
+  const accounts = await Accounts.load(store, log, 1);
+  const { account } = await accounts.create({ balance });
+  let n = 0;
   const hold = (acc = account): Promise<Reservation> =>
     reserve(accounts.ledger, priced, {
       account: acc,

@@ -4,6 +4,7 @@ import { Accounts } from "../accounts/accounts.ts";
 import { KvStore } from "./kv_store.ts";
 import { kvKeys } from "./kv_keys.ts";
 import type { KeyRecord, UsageRow } from "./types.ts";
+import { Logger } from "../util/log.ts";
 
 function keyRec(id: string, money: { balance: bigint; credited: bigint; spent: bigint }): KeyRecord {
   return keyRecord(id, {
@@ -48,7 +49,7 @@ Deno.test("a store of the older format (money inside the key record) loads with 
 
   const store = await KvStore.open(tmp.path);
   assert.deepEqual(await store.getKey("key_a"), a, "read before migration");
-  const accounts = await Accounts.load(store);
+  const accounts = await Accounts.load(store, new Logger("error", () => {}));
   const accA = accounts.get("key_a")!;
   assert.deepEqual(
     [accA.rec.balance, accA.rec.credited, accA.rec.spent],

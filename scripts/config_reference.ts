@@ -1,8 +1,8 @@
 /**
  * Writes docs/configuration.md, the configuration reference, from the config schema (src/config/env.ts): each
  * setting's area, default, accepted values and description. `deno task config:docs` writes it; with `--check`
- * (part of `deno task check`) it writes nothing and exits 1 when the checked-in page differs. The page is laid out by
- * `deno fmt`, hence --allow-run.
+ * (part of `deno task check`) it writes nothing and exits 1 when the checked-in page differs. The page is laid
+ * out by `deno fmt`, hence --allow-run.
  */
 import { z } from "zod";
 import { CONFIG_AREAS } from "../src/config/env.ts";

@@ -17,6 +17,7 @@ const LAYERS: string[][] = [
   ["accounts"],
   ["protocols", "store"],
   ["ir", "catalog", "money", "config"], // data types and rules as data
+  ["http1"], // HTTP/1.1 on a socket: head, framing, chunked coding, a bounded reader (upstream and web use it)
   ["errors"],
   ["util"],
 ];

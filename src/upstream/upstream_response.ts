@@ -7,7 +7,7 @@
  */
 import { concatBytes } from "../util/bytes.ts";
 import { PlainStream } from "../util/plain_streams.ts";
-import type { ResponseHead } from "./http1_framing.ts";
+import type { ResponseHead } from "../http1/head.ts";
 
 export interface UpstreamResponse {
   readonly status: number;

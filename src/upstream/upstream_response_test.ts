@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { isPlain } from "../util/plain_streams.ts";
-import type { ResponseHead } from "./http1_framing.ts";
+import type { ResponseHead } from "../http1/head.ts";
 import { WireResponse } from "./upstream_response.ts";
 
 const enc = new TextEncoder();

@@ -1,10 +1,11 @@
 /**
- * The upstream calls' HTTP/1.1 client (issue 18): keep-alive connections per origin, each request written in one
- * write, the response framed by http1_framing.ts and handed back as a WireResponse (upstream_response.ts:
- * what the engine reads of a Response). Why not Deno's fetch: it costs a proxied JSON request ≈30 µs of CPU
- * more than this client (bench/RESULTS.md "What Deno's fetch costs"), a fifth of the gateway's whole cost per
- * request. Plain http and https (TLS with ALPN http/1.1). `UPSTREAM_CLIENT=fetch`, or an HTTP(S)_PROXY in the
- * environment (which fetch honours and this client does not), keeps fetch (src/upstream/client.ts).
+ * The upstream calls' HTTP/1.1 client: keep-alive connections per origin, each request written in one write,
+ * the response read by the HTTP/1.1 module (src/http1, its strict rules) and handed back as a WireResponse
+ * (upstream_response.ts: what the engine reads of a Response). Why not Deno's fetch: it costs a proxied JSON
+ * request ≈30 µs of CPU more than this client (bench/RESULTS.md "What Deno's fetch costs"), a fifth of the
+ * gateway's whole cost per request. Plain http and https (TLS with ALPN http/1.1). `UPSTREAM_CLIENT=fetch`, or
+ * an HTTP(S)_PROXY in the environment (which fetch honours and this client does not), keeps fetch
+ * (src/upstream/client.ts).
  *
  * Failures read as fetch's do for the retry rule (retry.ts): a connection that cannot be made is an
  * UpstreamConnectError; an abort rejects with the signal's reason, and closes the connection. A connection
@@ -13,8 +14,9 @@
  *
  * An answer reaches only the request it answers (RFC 9112 §9.3: responses come in request order, and a
  * connection carries one request at a time here):
- * - An idle connection is watched (wire_link.ts readAhead): a byte, end of stream or error while it sits in the
- *   pool closes it, so nothing the upstream writes between requests is read as the next request's answer.
+ * - An idle connection is watched (src/http1/reader.ts readAhead): a byte, end of stream or error while it
+ *   sits in the pool closes it, so nothing the upstream writes between requests is read as the next request's
+ *   answer.
  * - On a reused connection, anything that arrives before the request is completely written is not its answer
  *   (the upstream had not read it yet): the connection is closed unread and the request goes on a new one.
  *   On a new connection such an early answer can only be ours (RFC 9112 §9.5: a server may answer, 413 say,
@@ -26,23 +28,17 @@
  * its answer — the reason HTTP/1.1 clients do not pipeline, and why the watch closes idle connections at once.
  */
 import { onTick, stopTicking, type Ticking } from "../util/ticker.ts";
+import { headEnd, MAX_HEAD_BYTES, parseHead, type ResponseHead } from "../http1/head.ts";
 import {
-  headEnd,
-  MAX_HEAD_BYTES,
-  parseHead,
-  type ResponseHead,
-  UpstreamProtocolFailure,
-} from "./http1_framing.ts";
-import {
-  bodyStream,
+  type BufferedConn,
+  bufferedConn,
   closeQuietly,
   type Conn,
-  type DrainOwner,
   fill,
-  type Link,
-  newLink,
   readAhead,
-} from "./wire_link.ts";
+} from "../http1/reader.ts";
+import { bodyStream, type DrainOwner } from "./wire_link.ts";
+import { upstreamFailure, UpstreamProtocolFailure } from "./protocol_failure.ts";
 import { type UpstreamResponse, WireResponse } from "./upstream_response.ts";
 import { EntryList } from "../util/entry_list.ts";
 
@@ -82,8 +78,8 @@ interface Origin {
   host: string;
 }
 
-/** A connection in the pool: its read buffer (wire_link.ts), its origin, and since when it is idle. */
-interface Pooled extends Link {
+/** A connection in the pool: its buffered reader (src/http1/reader.ts), its origin, since when it is idle. */
+interface Pooled extends BufferedConn {
   origin: Origin;
   /** 0 until it first goes idle: a new connection. */
   idleSince: number;
@@ -184,7 +180,7 @@ export class WireClient {
     while (list && list.length > 0) {
       const link = list.pop()!;
       link.idle = false;
-      link.idleWatch = undefined;
+      link.onArrival = undefined;
       // Its watch may have settled with its callback still queued: such a connection is not used.
       if (now - link.idleSince < this.#idleMs && !link.arrived) {
         link.conn.ref();
@@ -205,7 +201,7 @@ export class WireClient {
     }
     link.idleSince = Date.now();
     link.idle = true;
-    link.idleWatch = link.drop;
+    link.onArrival = link.drop;
     readAhead(link);
     // An idle connection's pending read does not keep the process alive (ref'd again when taken).
     link.conn.unref();
@@ -217,7 +213,7 @@ export class WireClient {
   #drop(link: Pooled): void {
     if (!link.idle) return;
     link.idle = false;
-    link.idleWatch = undefined;
+    link.onArrival = undefined;
     const list = this.#idle.get(link.origin.key);
     const at = list ? list.indexOf(link) : -1;
     if (at >= 0) list!.splice(at, 1);
@@ -273,7 +269,7 @@ export class WireClient {
     }
     if (!origin.tls) (conn as Deno.TcpConn).setNoDelay(true);
     const link: Pooled = {
-      ...newLink(conn),
+      ...bufferedConn(conn),
       origin,
       idleSince: 0,
       idle: false,
@@ -320,13 +316,13 @@ export class WireClient {
       done();
       closeQuietly(link.conn);
       if (signal.aborted) throw signal.reason;
-      throw err;
+      throw upstreamFailure(err);
     }
     const origin = link.origin;
     const framing = head.framing;
     if (framing.kind === "length" && link.end - link.start >= framing.length) {
       // The whole body came with the head (a JSON answer, an error): one copy and no stream to read it
-      // through (issue 18: ≈10 µs less CPU per JSON request, c=1 latency −0.02–0.03 ms).
+      // through (≈10 µs less CPU per JSON request, c=1 latency −0.02–0.03 ms).
       const bytes = link.buf.slice(link.start, link.start + framing.length);
       link.start += framing.length;
       done();
@@ -361,7 +357,7 @@ export class WireClient {
     for (;;) {
       const end = headEnd(link.buf, link.start + Math.max(0, seen - 3), link.end);
       if (end >= 0) {
-        const head = parseHead(link.buf.subarray(link.start, end));
+        const head = parseHead(link.buf.subarray(link.start, end), "strict");
         link.start = end;
         if (head.status >= 200) {
           if (head.status > 599) throw new UpstreamProtocolFailure(`status ${head.status}`);
@@ -399,7 +395,7 @@ export class WireClient {
 class StaleConnection extends Error {}
 
 /** After a failed write on a new connection: whether the read ahead brought bytes (an early answer). */
-async function earlyBytes(link: Link): Promise<boolean> {
+async function earlyBytes(link: BufferedConn): Promise<boolean> {
   const n = await fill(link, MAX_HEAD_BYTES + 4).catch(() => null);
   return n !== null;
 }

@@ -1,42 +1,16 @@
 /**
- * The read side of an upstream connection (wire_client.ts): the connection with its read buffer, one read at a
- * time (`fill`), and one answer's body read off it as a stream (`bodyStream`), framed by http1_framing.ts and,
- * after a cancel, read on briefly so that the connection can be reused.
- *
- * A connection's next read is issued ahead of need (`readAhead`): when it goes idle in the pool, and before a
- * request is written on a new one. Deno cannot cancel a read without closing the connection, so this read is
- * the watch: whatever settles it while the connection is idle (a byte, end of stream, an error) closes it, and
- * settling before the request is completely written marks an answer that came early. It costs nothing per
- * request: it is the read the next answer's head needs anyway, and the first `fill` takes its result.
+ * One upstream answer's body read off its connection as a stream (`bodyStream`, for wire_client.ts): framed by
+ * the HTTP/1.1 module (src/http1: Content-Length, chunked, or to the connection's end) over the connection's
+ * buffered reader (src/http1/reader.ts), and, after a cancel, read on briefly so that the connection can be
+ * reused.
  */
 import { PlainStream } from "../util/plain_streams.ts";
 import { deadline } from "../util/ticker.ts";
-import { ChunkedDecoder, type ResponseHead, UpstreamProtocolFailure } from "./http1_framing.ts";
+import { ChunkedDecoder } from "../http1/chunked.ts";
+import type { ResponseHead } from "../http1/head.ts";
+import { type BufferedConn, type Conn, fill, MAX_BUFFER } from "../http1/reader.ts";
+import { upstreamFailure, UpstreamProtocolFailure } from "./protocol_failure.ts";
 import type { EntryList } from "../util/entry_list.ts";
-
-export type Conn = Deno.TcpConn | Deno.TlsConn;
-
-/** A connection with its read buffer: what the previous read brought past the answer's end stays in it. */
-export interface Link {
-  conn: Conn;
-  buf: Uint8Array;
-  start: number;
-  end: number;
-  /** The buffer's size for the next read that starts with it empty (fill). */
-  want: number;
-  /** The read issued ahead of need (readAhead) into `buf` after `end`; the next `fill` takes its result. While
-   *  it is pending nothing may move or replace `buf`. */
-  ahead: Promise<number | null | ReadFailed> | undefined;
-  /** The read ahead has settled: bytes, end of stream or an error came. */
-  arrived: boolean;
-  /** Set while the connection is idle in a pool: the read ahead settling calls it (the pool drops it). */
-  idleWatch: (() => void) | undefined;
-}
-
-/** A read ahead that failed: kept as a value (nobody may be waiting for it) and thrown by the `fill` that takes it. */
-class ReadFailed {
-  constructor(readonly error: unknown) {}
-}
 
 /** What a cancelled body's drain needs from the client that owns the connection. */
 export interface DrainOwner {
@@ -46,8 +20,6 @@ export interface DrainOwner {
   closed(): boolean;
 }
 
-const MIN_BUFFER = 2048;
-const MAX_BUFFER = 16 * 1024;
 /**
  * A body cancelled before its end is read on for at most this long and this many bytes: a reader that stopped
  * at the answer's end (the stream pipeline after its terminal frames) would otherwise close a connection whose
@@ -55,39 +27,6 @@ const MAX_BUFFER = 16 * 1024;
  */
 const DRAIN_MS = 200;
 const DRAIN_BYTES = 4096;
-
-export function newLink(conn: Conn): Link {
-  return {
-    conn,
-    buf: new Uint8Array(MIN_BUFFER),
-    start: 0,
-    end: 0,
-    want: MIN_BUFFER,
-    ahead: undefined,
-    arrived: false,
-    idleWatch: undefined,
-  };
-}
-
-/**
- * Issues the next read of a connection whose buffer holds nothing (a new one, or one whose answer ended
- * exactly), into its buffer sized as `fill` sizes it. Its result waits in `link.ahead` for the next `fill`;
- * when it settles `link.arrived` is set and `link.idleWatch`, if set then, is called.
- */
-export function readAhead(link: Link): void {
-  if (link.buf.length !== link.want) link.buf = new Uint8Array(link.want);
-  link.start = link.end = 0;
-  link.arrived = false;
-  const settled = (r: number | null | ReadFailed) => {
-    link.arrived = true;
-    link.idleWatch?.();
-    return r;
-  };
-  link.ahead = link.conn.read(link.buf.subarray(link.end)).then(
-    settled,
-    (err) => settled(new ReadFailed(err)),
-  );
-}
 
 /**
  * One answer's body as a stream: read from the connection only when pulled (backpressure), each pull one read's
@@ -97,7 +36,7 @@ export function readAhead(link: Link): void {
  * buffered); failed, or cancelled and not drained cleanly, `release(false)`. Once.
  */
 export function bodyStream(
-  link: Link,
+  link: BufferedConn,
   head: ResponseHead,
   signal: AbortSignal,
   release: (reuse: boolean) => void,
@@ -186,68 +125,11 @@ export function bodyStream(
         }
       } catch (err) {
         finish(false);
-        c.error(signal.aborted ? signal.reason : err);
+        c.error(signal.aborted ? signal.reason : upstreamFailure(err));
       }
     },
     cancel: () => {
       if (!over) void drain();
     },
   }, { highWaterMark: 0 });
-}
-
-/**
- * Reads once into the link's buffer after `end`, growing it (up to `max`) when full; null at end of stream.
- * An empty buffer is first sized by the last read: one that filled all the room doubles it (up to MAX_BUFFER:
- * more was waiting, so a burst — a fast upstream's whole stream — comes in a few reads, each one pipeline
- * step), one that brought under a quarter of it brings it back to MIN_BUFFER (what an idle stream holds).
- * A read issued ahead (readAhead) is this read: its result is taken instead of reading again.
- */
-export function fill(link: Link, max: number): Promise<number | null> {
-  return link.ahead ? takeAhead(link) : readMore(link, max);
-}
-
-async function readMore(link: Link, max: number): Promise<number | null> {
-  if (link.start === link.end && link.buf.length !== link.want) {
-    link.buf = new Uint8Array(link.want);
-    link.start = link.end = 0;
-  }
-  if (link.start > 0 && link.end === link.buf.length) {
-    link.buf.copyWithin(0, link.start, link.end);
-    link.end -= link.start;
-    link.start = 0;
-  }
-  if (link.end === link.buf.length) {
-    if (link.buf.length >= max) throw new UpstreamProtocolFailure("response line too long");
-    const grown = new Uint8Array(Math.min(max, link.buf.length * 2));
-    grown.set(link.buf.subarray(0, link.end));
-    link.buf = grown;
-  }
-  const room = link.buf.length - link.end;
-  const n = await link.conn.read(link.buf.subarray(link.end));
-  if (n !== null) {
-    link.end += n;
-    const size = link.buf.length;
-    link.want = n === room ? Math.min(MAX_BUFFER, 2 * size) : 4 * n < size ? MIN_BUFFER : size;
-  }
-  return n;
-}
-
-/** The result of the read ahead, as `fill` gives it. */
-async function takeAhead(link: Link): Promise<number | null> {
-  const room = link.buf.length - link.end;
-  const r = await link.ahead!;
-  link.ahead = undefined;
-  if (r instanceof ReadFailed) throw r.error;
-  if (r !== null) {
-    link.end += r;
-    const size = link.buf.length;
-    link.want = r === room ? Math.min(MAX_BUFFER, 2 * size) : 4 * r < size ? MIN_BUFFER : size;
-  }
-  return r;
-}
-
-export function closeQuietly(conn: Conn | undefined): void {
-  try {
-    conn?.close();
-  } catch { /* already closed */ }
 }

@@ -19,19 +19,13 @@
  *   passes the limit (a declared Content-Length over the limit closes it before the body is read).
  * - Timeouts: connect (TCP + TLS handshake), first byte of the response, and a total deadline.
  */
-import {
-  BodySink,
-  type Conn,
-  FetchFailed,
-  type FetchStats,
-  MAX_HEAD_BYTES,
-  parseHead,
-  READ_CHUNK,
-  WireReader,
-} from "./http1_wire.ts";
-import { ChunkedDecoder } from "../upstream/http1_framing.ts";
+import { ChunkedDecoder } from "../http1/chunked.ts";
+import { MAX_HEAD_BYTES, type ResponseHead } from "../http1/head.ts";
+import type { Conn } from "../http1/reader.ts";
+import { BodySink, FetchFailed, PageReader } from "./page_reader.ts";
+import type { FetchStats } from "./page_reader.ts";
 
-export { FetchFailed, type FetchStats } from "./http1_wire.ts";
+export { FetchFailed, type FetchStats } from "./page_reader.ts";
 
 export interface PinnedTarget {
   url: URL;
@@ -172,43 +166,35 @@ export async function pinnedGet(target: PinnedTarget, opts: PinnedOptions): Prom
       if (dog.fired) throw new FetchFailed("timeout", `timed out (${dog.fired})`);
       throw new FetchFailed("connect", `write failed: ${err instanceof Error ? err.message : err}`);
     }
-    const reader = new WireReader(
+    const reader = new PageReader(
       conn,
       opts.maxBodyBytes + MAX_HEAD_BYTES + FRAMING_ALLOWANCE,
       dog,
       opts.stats,
       () => dog.clearPhase(),
     );
-    let status: number;
-    let headers: Headers;
+    let head: ResponseHead;
     for (;;) {
-      const head = await reader.head();
-      if (head === undefined) throw new FetchFailed("protocol", "connection closed before a response");
-      ({ status, headers } = parseHead(head));
-      if (status >= 200 || status === 101) break; // skip 100 Continue and other interim responses
+      const next = await reader.head();
+      if (next === undefined) throw new FetchFailed("protocol", "connection closed before a response");
+      head = next;
+      if (head.status >= 200 || head.status === 101) break; // skip 100 Continue and other interim responses
     }
+    const status = head.status;
     if (status === 101) throw new FetchFailed("protocol", "unexpected protocol switch");
-    const declared = headers.get("content-length");
-    const te = headers.get("transfer-encoding");
-    let length: number | undefined;
-    if (te === null && declared !== null) {
-      const values = [...new Set(declared.split(",").map((v) => v.trim()))];
-      if (values.length !== 1 || !/^\d{1,15}$/.test(values[0]!)) {
-        throw new FetchFailed("protocol", "bad Content-Length");
-      }
-      length = Number(values[0]);
-    }
-    const noBody = status === 204 || status === 304;
-    const chunked = te !== null && te.split(",").at(-1)!.trim().toLowerCase() === "chunked";
+    // Framing by the lenient rules (src/http1/head.ts): none for 204 and 304, chunked when it is the last
+    // coding, else a Content-Length when no Transfer-Encoding came, else to the end of the connection.
+    const framing = head.framing;
+    const headers = new Headers(head.headers);
 
     const readBody = async (): Promise<{ bytes: Uint8Array; complete: boolean }> => {
-      if (noBody) return { bytes: new Uint8Array(0), complete: true };
-      if (length !== undefined && length > opts.maxBodyBytes) {
+      if (framing.kind === "none") return { bytes: new Uint8Array(0), complete: true };
+      if (framing.kind === "length" && framing.length > opts.maxBodyBytes) {
         throw new FetchFailed("too_large", "declared Content-Length is over the size limit");
       }
       const sink = new BodySink(opts.maxBodyBytes);
       let complete = true;
-      if (chunked) {
+      if (framing.kind === "chunked") {
         // To the last chunk and the trailers' end; a body the server cut short is kept, marked incomplete.
         const decoder = new ChunkedDecoder();
         for (;;) {
@@ -216,8 +202,8 @@ export async function pinnedGet(target: PinnedTarget, opts: PinnedOptions): Prom
           if (decoder.done || !(await reader.fill())) break;
         }
         complete = decoder.done;
-      } else if (length !== undefined) {
-        let left = length;
+      } else if (framing.kind === "length") {
+        let left = framing.length;
         while (left > 0) {
           const part = await reader.take(left);
           if (part.length === 0) break;
@@ -227,7 +213,7 @@ export async function pinnedGet(target: PinnedTarget, opts: PinnedOptions): Prom
         complete = left === 0;
       } else {
         for (;;) {
-          const part = await reader.take(READ_CHUNK);
+          const part = await reader.take(Infinity);
           if (part.length === 0) break;
           sink.push(part);
         }

@@ -11,6 +11,8 @@ import type { UpstreamTargets } from "./upstream/targets.ts";
 import type { UpstreamFetch } from "./upstream/wire_client.ts";
 import type { InFlight } from "./util/in_flight.ts";
 import type { Logger } from "./util/log.ts";
+import type { Serial } from "./util/serial.ts";
+import type { SingleFlight } from "./util/single_flight.ts";
 
 export interface App {
   config: Config;
@@ -21,6 +23,10 @@ export interface App {
   /** The key shop's Telegram bot in webhook mode (src/bot/); absent when the bot is off or long-polls. */
   telegramWebhook?: TelegramWebhook;
   tariff: Tariff;
+  /** Tariff changes through the admin API, one at a time (src/admin/tariff_api.ts). */
+  tariffChanges: Serial;
+  /** The readiness probe's store read, one at a time (src/admin/health.ts). */
+  storeProbe: SingleFlight<StoreProbeResult>;
   /** Each family's policy, built for this gateway with the services it keeps state in (src/families/registry.ts). */
   families: FamilyPolicies;
   upstreams: UpstreamTargets;
@@ -48,6 +54,9 @@ export interface App {
   /** A number in [0, 1) (the upstream retry's jitter), injected like the clock. */
   random(): number;
 }
+
+/** What the readiness probe learnt of the store: it answered, failed, or was too slow. */
+export type StoreProbeResult = "ok" | "error" | "timeout";
 
 export const SIMULATED_HEADER = "x-gateway-simulated";
 export const WORKER_HEADER = "x-gateway-worker";

@@ -13,6 +13,8 @@ import { openStore } from "./store/open.ts";
 import { Shop } from "./shop/shop.ts";
 import { idGenerator } from "./util/ids.ts";
 import { InFlight } from "./util/in_flight.ts";
+import { Serial } from "./util/serial.ts";
+import { SingleFlight } from "./util/single_flight.ts";
 import { simulatorTargets, targetsFromConfig } from "./families/upstreams.ts";
 import { GatewayMetrics } from "./telemetry/metrics.ts";
 import { Logger, type LogSink } from "./util/log.ts";

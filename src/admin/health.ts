@@ -5,7 +5,7 @@
  * one upstream is configured (demo mode: the simulator), and the gateway is not draining; otherwise 503
  * naming what is not ready, so a balancer stops sending new requests.
  */
-import type { App } from "../app.ts";
+import type { App, StoreProbeResult } from "../app.ts";
 import { jsonResponse } from "../request/json.ts";
 import type { RouteContext } from "../request/context.ts";
 import type { Store } from "../store/store.ts";
@@ -15,14 +15,14 @@ const STORE_PROBE_TIMEOUT_MS = 1_000;
 const PROBE_KEY_ID = "key_readyz_probe";
 const NO_STORE = { "cache-control": "no-store" };
 
-type StoreState = "ok" | "error" | "timeout";
+type StoreState = StoreProbeResult;
 
 export function healthz(_app: App, ctx: RouteContext): Response {
   return jsonResponse(200, { status: "ok" }, ctx.requestId, NO_STORE);
 }
 
 export async function readyz(app: App, ctx: RouteContext): Promise<Response> {
-  const store = await probeStore(app.store);
+  const store = await probeStore(app);
   const settlements = app.accounts.ledger.stats().pendingMs <= app.config.SETTLE_DURABILITY_MS
     ? "ok"
     : "lagging";
@@ -45,16 +45,9 @@ export async function readyz(app: App, ctx: RouteContext): Promise<Response> {
   );
 }
 
-/** Probes running now, one per store: a flood of readiness checks costs the store one read at a time. */
-const probes = new WeakMap<Store, Promise<StoreState>>();
-
-function probeStore(store: Store): Promise<StoreState> {
-  let probe = probes.get(store);
-  if (!probe) {
-    probe = readWithin(store, STORE_PROBE_TIMEOUT_MS).finally(() => probes.delete(store));
-    probes.set(store, probe);
-  }
-  return probe;
+/** One probe at a time per gateway (app.storeProbe): a flood of readiness checks costs one read at a time. */
+function probeStore(app: App): Promise<StoreState> {
+  return app.storeProbe.run(() => readWithin(app.store, STORE_PROBE_TIMEOUT_MS));
 }
 
 async function readWithin(store: Store, ms: number): Promise<StoreState> {

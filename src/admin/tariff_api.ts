@@ -11,15 +11,6 @@ import { jsonResponse } from "../request/json.ts";
 import type { RouteContext } from "../request/context.ts";
 import { ADMIN_BODY_LIMIT } from "./api.ts";
 
-/** One tariff change at a time per gateway: read, merge, store and swap never interleave. */
-const writers = new WeakMap<App, Promise<unknown>>();
-
-function serialized<T>(app: App, op: () => Promise<T>): Promise<T> {
-  const next = (writers.get(app) ?? Promise.resolve()).then(op);
-  writers.set(app, next.catch(() => {}));
-  return next;
-}
-
 const currentRows = async (app: App) => reconcileTariff(await app.store.getTariff()).rows;
 
 export async function adminGetTariff(app: App, ctx: RouteContext): Promise<Response> {
@@ -28,7 +19,8 @@ export async function adminGetTariff(app: App, ctx: RouteContext): Promise<Respo
 
 export async function adminSetTariff(app: App, ctx: RouteContext): Promise<Response> {
   const body = await readJsonObject(ctx.req, ADMIN_BODY_LIMIT);
-  const rows = await serialized(app, async () => {
+  // One change at a time per gateway (app.tariffChanges): read, merge, store and swap never interleave.
+  const rows = await app.tariffChanges.run(async () => {
     const next = applyTariffChange(await currentRows(app), body);
     const tariff = new Tariff(next);
     await app.store.putTariff(next);

@@ -15,6 +15,7 @@ import { idGenerator } from "./util/ids.ts";
 import { InFlight } from "./util/in_flight.ts";
 import { Serial } from "./util/serial.ts";
 import { SingleFlight } from "./util/single_flight.ts";
+import { buildFamilies } from "./families/registry.ts";
 import { simulatorTargets, targetsFromConfig } from "./families/upstreams.ts";
 import { GatewayMetrics } from "./telemetry/metrics.ts";
 import { Logger, type LogSink } from "./util/log.ts";
@@ -68,6 +69,8 @@ export async function startGateway(
     throw err;
   }
   const accounts = await openAccounts(config, store, log);
+  // The clock through the App, so a test that moves `app.now` moves the families' services too.
+  const families = buildFamilies(config, { store, log, now: () => app.now() });
   const metrics = new GatewayMetrics();
   const http = upstreamHttp(config.UPSTREAM_CLIENT, (name) => Deno.env.get(name));
   metrics.watchLedger({ stats: () => accounts.ledger.stats(), held: () => accounts.held() });
@@ -77,7 +80,12 @@ export async function startGateway(
     accounts,
     shop: new Shop(store, accounts),
     tariff,
-    upstreams: sim ? simulatorTargets(sim.url) : targetsFromConfig(config),
+    tariffChanges: new Serial(),
+    storeProbe: new SingleFlight(),
+    families: families.policies,
+    upstreams: sim
+      ? simulatorTargets(sim.url, families.policies)
+      : targetsFromConfig(config, families.policies),
     upstreamFetch: http.fetch,
     slots: new CapacitySlots(config.MAX_INFLIGHT_UPSTREAM, config.PRIORITY_SLOT_SHARE),
     metrics,
@@ -120,6 +128,8 @@ export async function startGateway(
         // Draining, the grace, the cut, the listener closed (src/http/shutdown.ts); with nothing open, at once.
         await bot?.stop(); // polling, retries and alerts end; webhook updates are still taken while draining
         await drain(app, server, config.SHUTDOWN_GRACE_MS);
+        await families.close(); // theta's queue watch and renewal stopped, tool loop writes landed
+        await Promise.all([app.tariffChanges.settled(), app.storeProbe.settled()]);
         await accounts.close(); // leased credit returned, the ledger flushed
         http.close();
         await sim?.close();

@@ -1,4 +1,4 @@
-/** The configuration reference: every setting described and in one area, and docs/configuration.md current. */
+/** The configuration reference: every setting described and in one area; docs/configuration.md current. */
 import assert from "node:assert/strict";
 import { CONFIG_AREAS, ConfigSchema } from "../src/config/env.ts";
 import { REFERENCE_PATH, renderConfigReference, settingDocs } from "../scripts/config_reference.ts";

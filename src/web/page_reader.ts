@@ -39,7 +39,7 @@ export class PageReader {
   readonly #in: BufferedConn;
   #firstByte = false;
   #wire = 0;
-  eof = false;
+  #eof = false;
 
   constructor(
     conn: Conn,
@@ -53,7 +53,7 @@ export class PageReader {
 
   /** Reads more bytes from the socket (a buffer of at most `max`); false on end of stream. */
   async fill(max = MAX_BUFFER): Promise<boolean> {
-    if (this.eof) return false;
+    if (this.#eof) return false;
     const r = this.#in;
     if (r.start === r.end) r.start = r.end = 0;
     let n: number | null;
@@ -66,7 +66,7 @@ export class PageReader {
     }
     if (this.dog.fired) throw new FetchFailed("timeout", `timed out (${this.dog.fired})`);
     if (n === null) {
-      this.eof = true;
+      this.#eof = true;
       return false;
     }
     if (!this.#firstByte) {

@@ -18,12 +18,13 @@
  * - Bytes are counted as they come off the socket; the connection is closed as soon as the body
  *   passes the limit (a declared Content-Length over the limit closes it before the body is read).
  * - Timeouts: connect (TCP + TLS handshake), first byte of the response, and a total deadline.
+ * - The answer is read by the HTTP/1.1 module (src/http1) through page_reader.ts: heads by its lenient rules
+ *   (any web server may answer), the body framed by length, chunked coding or the end of the connection.
  */
 import { ChunkedDecoder } from "../http1/chunked.ts";
 import { MAX_HEAD_BYTES, type ResponseHead } from "../http1/head.ts";
-import type { Conn } from "../http1/reader.ts";
-import { BodySink, FetchFailed, PageReader } from "./page_reader.ts";
-import type { FetchStats } from "./page_reader.ts";
+import { closeQuietly, type Conn } from "../http1/reader.ts";
+import { BodySink, FetchFailed, type FetchStats, PageReader } from "./page_reader.ts";
 
 export { FetchFailed, type FetchStats } from "./page_reader.ts";
 
@@ -95,9 +96,7 @@ class Watchdog {
   }
 
   #closeConn() {
-    try {
-      this.#conn?.close();
-    } catch { /* already closed */ }
+    closeQuietly(this.#conn);
     this.#conn = undefined;
   }
 

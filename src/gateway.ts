@@ -60,7 +60,7 @@ export async function startGateway(
   const sim = demo ? opts.simulator : undefined;
   if (demo && !sim) throw new Error("demo mode (no *_UPSTREAM_URL set) needs the simulator: see main.ts");
   const log = new Logger(config.LOG_LEVEL, opts.logSink);
-  const store = await openStore(config);
+  const store = await openStore(config, log);
   let tariff: Tariff;
   try {
     tariff = new Tariff(await loadTariff(store));

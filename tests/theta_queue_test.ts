@@ -17,6 +17,7 @@ import { admin, type GatewayProc, sleep, withGatewayProcesses } from "./gateway_
 import { ANTHROPIC_HEADERS, post, type TestGateway, withGateway } from "./harness.ts";
 import { pgGatewayTest } from "./pg_harness.ts";
 import { openPgStore } from "../src/store/pg_open.ts";
+import { Logger } from "../src/util/log.ts";
 import { assertErrorEnding, readFrames, type Surface, SURFACE_PATH, surfaceBody } from "./sse_client.ts";
 import { type AccountCall, accountUpstream } from "./upstream_stubs.ts";
 import { tokenCost, usageRows } from "./usage_rows.ts";
@@ -702,7 +703,7 @@ pgGatewayTest(
   "FIFO across two processes: keys waiting for the one account, alternately on each process, are granted it in arrival order",
   (env) =>
     onePoolTwoProcesses(env, { THETA_IDLE_RELEASE_MS: "1" }, 7, async (gws, keys, up) => {
-      const store = await openPgStore(env.DATABASE_URL);
+      const store = await openPgStore(env.DATABASE_URL, new Logger("warn"));
       try {
         const enqueued = () =>
           store.updateThetaPool((doc) => ({ doc: null, result: (doc as PoolDoc | null)?.seq ?? 0 }));

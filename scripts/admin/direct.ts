@@ -48,7 +48,7 @@ async function guard<T>(op: () => Promise<T>): Promise<T> {
 export async function directBackend(config: Config): Promise<Backend> {
   // Stdout carries the command's answer: the store's and the ledger's log lines go to stderr.
   const log = new Logger("warn", (line) => console.error(line));
-  const store = await openStore(config);
+  const store = await openStore(config, log);
   let accounts: Accounts;
   try {
     accounts = await openAccounts(config, store, log);

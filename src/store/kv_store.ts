@@ -55,6 +55,7 @@ import { KvTheta } from "./kv_theta.ts";
 import { KvFiles } from "./kv_files.ts";
 import { backfillUsageHours, readUsageHours } from "./kv_usage_hours.ts";
 import { commitBatch, MAX_READ, readBooks } from "./kv_commit.ts";
+import { Logger } from "../util/log.ts";
 
 export class KvStore implements Store {
   readonly #theta: KvTheta;
@@ -62,15 +63,21 @@ export class KvStore implements Store {
   readonly #shop: KvShop;
   readonly #payments: KvPayments;
 
-  constructor(private readonly kv: Deno.Kv, private readonly onClose: () => void = () => {}) {
-    this.#theta = new KvTheta(kv);
+  /** `log`: where the pool watch's failures and a migration's mismatch go (the gateway's; a store opened by
+   *  hand, in a test or a bench, logs warnings and errors to stdout). */
+  constructor(
+    private readonly kv: Deno.Kv,
+    private readonly log: Logger = new Logger("warn"),
+    private readonly onClose: () => void = () => {},
+  ) {
+    this.#theta = new KvTheta(kv, log);
     this.#files = new KvFiles(kv);
     this.#shop = new KvShop(kv);
     this.#payments = new KvPayments(kv);
   }
 
   /** `onClose` runs after the KV handle is closed (open.ts releases the DATA_DIR lock there). */
-  static async open(path: string | undefined, onClose?: () => void): Promise<KvStore> {
+  static async open(path: string | undefined, log?: Logger, onClose?: () => void): Promise<KvStore> {
     const kv = await Deno.openKv(path);
     try {
       await backfillUsageHours(kv); // before any commit adds to the hourly counters
@@ -78,7 +85,7 @@ export class KvStore implements Store {
       kv.close();
       throw err;
     }
-    return new KvStore(kv, onClose);
+    return new KvStore(kv, log, onClose);
   }
 
   /** Every key, money summed from its counters. Records of the older format (money inside the record) are
@@ -226,7 +233,10 @@ export class KvStore implements Store {
   async #migrate(e: Deno.KvEntry<KeyRecord>): Promise<KeyMeta> {
     const money = legacyMoney(e.value);
     if (money.credited !== e.value.credited) {
-      console.warn(`key ${e.value.id}: stored credited ${e.value.credited} != balance + spent; balance kept`);
+      this.log.warn("stored credited differs from balance + spent; balance kept", {
+        key_id: e.value.id,
+        credited: String(e.value.credited),
+      });
     }
     const op = this.kv.atomic().check(e).set(e.key, metaOf(e.value));
     addMoney(op, e.value.id, "credited", money.credited);

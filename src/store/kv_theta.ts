@@ -15,6 +15,7 @@ import {
   type RequestCount,
 } from "./theta_rules.ts";
 import type { ThetaPoolDoc } from "./types.ts";
+import type { Logger } from "../util/log.ts";
 
 /**
  * How often a watch reads the pool's versionstamp. `kv.watch` on a local file sees only this process's
@@ -26,7 +27,7 @@ export class KvTheta {
   /** The stop functions of the watches running, all stopped when the store closes. */
   readonly #watches = new Set<() => void>();
 
-  constructor(private readonly kv: Deno.Kv) {}
+  constructor(private readonly kv: Deno.Kv, private readonly log: Logger) {}
 
   /** `change` runs again on a lost check; a null doc writes nothing. */
   updatePool<T>(change: (doc: ThetaPoolDoc | null) => { doc: ThetaPoolDoc | null; result: T }): Promise<T> {
@@ -61,11 +62,11 @@ export class KvTheta {
         seen(value[0]!.versionstamp);
       }
     })().catch((err) => {
-      if (!stopped) console.error("kv theta pool watch failed (the poll goes on):", err);
+      if (!stopped) this.log.error("kv theta pool watch failed, the poll goes on", { error: errorText(err) });
     });
     const poll = setInterval(() => {
       this.kv.get(kvKeys.thetaPool()).then((e) => seen(e.versionstamp), (err) => {
-        if (!stopped) console.error("kv theta pool poll failed:", err);
+        if (!stopped) this.log.error("kv theta pool poll failed", { error: errorText(err) });
       });
     }, KV_WATCH_POLL_MS);
     const stop = () => {
@@ -96,3 +97,5 @@ export class KvTheta {
     for (const stop of [...this.#watches]) stop();
   }
 }
+
+const errorText = (err: unknown) => err instanceof Error ? err.message : String(err);

@@ -5,6 +5,7 @@ import { isLockedError, optimistic } from "./kv_atomic.ts";
 import { KvStore } from "./kv_store.ts";
 import { describeDatabase } from "./pg_url.ts";
 import type { Store } from "./store.ts";
+import type { Logger } from "../util/log.ts";
 
 const lockPath = (dataDir: string) => `${dataDir}/gateway.lock`;
 
@@ -13,16 +14,18 @@ const lockPath = (dataDir: string) => `${dataDir}/gateway.lock`;
  * owns it; "memory": in-memory KV (tests); `postgres://…`: the Postgres store; `kv:<path or URL>`: a Deno KV
  * that several processes share (`kv:` alone: Deno Deploy's own).
  */
-export async function openStore(config: Config): Promise<Store> {
+export async function openStore(config: Config, log: Logger): Promise<Store> {
   const url = config.DATABASE_URL;
-  if (url === "memory") return KvStore.open(":memory:");
+  if (url === "memory") return KvStore.open(":memory:", log);
   // Processes starting at once on one shared KV file can find it locked while another sets it up.
-  if (url?.startsWith("kv:")) return optimistic("open", () => openUnlessLocked(url.slice(3) || undefined));
-  if (url !== undefined) return openPostgres(url);
+  if (url?.startsWith("kv:")) {
+    return optimistic("open", () => openUnlessLocked(url.slice(3) || undefined, log));
+  }
+  if (url !== undefined) return openPostgres(url, log);
   await Deno.mkdir(config.DATA_DIR, { recursive: true });
   const release = lockDataDir(config.DATA_DIR);
   try {
-    return await KvStore.open(`${config.DATA_DIR}/gateway.kv`, release);
+    return await KvStore.open(`${config.DATA_DIR}/gateway.kv`, log, release);
   } catch (err) {
     release();
     throw err;
@@ -38,9 +41,9 @@ export function isSharedStore(config: Config): boolean {
   return url !== undefined && url !== "memory";
 }
 
-async function openUnlessLocked(path: string | undefined): Promise<{ value: KvStore } | null> {
+async function openUnlessLocked(path: string | undefined, log: Logger): Promise<{ value: KvStore } | null> {
   try {
-    return { value: await KvStore.open(path) };
+    return { value: await KvStore.open(path, log) };
   } catch (err) {
     if (isLockedError(err)) return null;
     throw err;
@@ -61,9 +64,9 @@ export function describeStore(config: Config): string {
  * `url` is a postgres:// URL (the configuration checked it). The Postgres client is loaded only here, so a
  * gateway on the KV file does not carry it.
  */
-async function openPostgres(url: string): Promise<Store> {
+async function openPostgres(url: string, log: Logger): Promise<Store> {
   const { openPgStore } = await import("./pg_open.ts");
-  return await openPgStore(url);
+  return await openPgStore(url, log);
 }
 
 /**

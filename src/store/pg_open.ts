@@ -4,7 +4,8 @@ import { isPgOutage } from "./pg_outage.ts";
 import { PgStore } from "./pg_store.ts";
 import type { Store } from "./store.ts";
 import { guardStore } from "./unavailable.ts";
+import type { Logger } from "../util/log.ts";
 
-export async function openPgStore(url: string): Promise<Store> {
-  return guardStore(await PgStore.open(url), isPgOutage);
+export async function openPgStore(url: string, log: Logger): Promise<Store> {
+  return guardStore(await PgStore.open(url, log), isPgOutage);
 }

@@ -47,6 +47,7 @@ import * as pgShop from "./pg_shop.ts";
 import * as pgPayments from "./pg_payments.ts";
 import { entryRow } from "./pg_shop_rows.ts";
 import type { PaymentQuery } from "./shop_store.ts";
+import { Logger } from "../util/log.ts";
 import type {
   KeyOwner,
   LedgerEntry,
@@ -74,14 +75,18 @@ export class PgStore implements Store {
     private readonly sql: Sql,
     private readonly channel: string,
     private readonly onClose: () => Promise<void>,
+    private readonly log: Logger,
   ) {
     this.#sweeper = setInterval(() => void this.sweep(Date.now()), SWEEP_MS);
   }
 
-  /** Connects and applies pending migrations. `onClose` runs after the pool has ended (open.ts: the lock);
-   *  the store works through `through(client)` (a test injects faults there: commit_once_contract.ts). */
+  /** Connects and applies pending migrations. `log`: where the sweep's and the pool watch's failures go (the
+   *  gateway's; a store opened by hand, in a test or a bench, logs warnings and errors to stdout). `onClose`
+   *  runs after the pool has ended; the store works through `through(client)` (a test injects faults there:
+   *  commit_once_contract.ts). */
   static open(
     url: string,
+    log: Logger = new Logger("warn"),
     onClose: () => Promise<void> = () => Promise.resolve(),
     through: (sql: Sql) => Sql = (sql) => sql,
   ): Promise<PgStore> {
@@ -89,7 +94,7 @@ export class PgStore implements Store {
       const sql = connect(url, "gateway");
       try {
         await migrate(sql);
-        return new PgStore(through(sql), await thetaChannel(sql), onClose);
+        return new PgStore(through(sql), await thetaChannel(sql), onClose, log);
       } catch (err) {
         await sql.end({ timeout: 1 });
         throw err;
@@ -202,7 +207,7 @@ export class PgStore implements Store {
   }
 
   watchThetaPool(onChange: () => void): () => void {
-    return watchThetaPool(this.sql, this.channel, onChange);
+    return watchThetaPool(this.sql, this.channel, onChange, this.log);
   }
 
   countRequest(
@@ -401,7 +406,9 @@ export class PgStore implements Store {
           LIMIT ${pgFiles.SWEEP_BATCH} FOR UPDATE SKIP LOCKED)`;
       await this.sql`DELETE FROM commit_batches WHERE committed_at <= ${now - BATCH_ID_TTL_MS}`;
     } catch (err) {
-      console.error(`postgres store sweep failed: ${err instanceof Error ? err.message : err}`);
+      this.log.error("postgres store sweep failed", {
+        error: err instanceof Error ? err.message : String(err),
+      });
     }
   }
 

@@ -30,7 +30,7 @@ const postgres: StoreBackend<FaultyLocation> = {
     const schema = await freshSchema();
     return {
       open: () => PgStore.open(schema.url),
-      faulty: (fault) => PgStore.open(schema.url, undefined, (sql) => faultySql(sql, fault)),
+      faulty: (fault) => PgStore.open(schema.url, undefined, undefined, (sql) => faultySql(sql, fault)),
       remove: schema.drop,
     };
   },

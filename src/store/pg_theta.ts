@@ -8,6 +8,7 @@ import type { Sql } from "./pg_connect.ts";
 import { STORE_LOCK_ID } from "./pg_connect.ts";
 import { type CountLimits, countOneMore, type CountVerdict, encodeThetaPool } from "./theta_rules.ts";
 import type { ThetaPoolDoc } from "./types.ts";
+import type { Logger } from "../util/log.ts";
 
 /** The NOTIFY channel of the store's pool: one per schema (channels are per database, and stores of
  *  several schemas may share one), named after the schema as the migration lock is (pg_connect.ts). */
@@ -41,14 +42,18 @@ export function updateThetaPool<T>(
  * reconnect). `onChange` is also called each time the listen is (re)established: a change made while no
  * connection listened is then not missed.
  */
-export function watchThetaPool(sql: Sql, channel: string, onChange: () => void): () => void {
+export function watchThetaPool(sql: Sql, channel: string, onChange: () => void, log: Logger): () => void {
   let stopped = false;
   const listening = sql.listen(channel, () => {
     if (!stopped) onChange();
   }, () => {
     if (!stopped) onChange();
   });
-  listening.catch((err) => console.error(`postgres theta pool LISTEN failed: ${err?.message ?? err}`));
+  listening.catch((err) =>
+    log.error("postgres theta pool LISTEN failed", {
+      error: err instanceof Error ? err.message : String(err),
+    })
+  );
   return () => {
     if (stopped) return;
     stopped = true;

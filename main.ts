@@ -6,6 +6,7 @@ import { parseUsd } from "./src/money/usd.ts";
 import { StoreInUseError } from "./src/store/in_use.ts";
 import { isSharedStore } from "./src/store/open.ts";
 import { superviseWorkers, workerNumber } from "./src/http/supervisor.ts";
+import { Logger } from "./src/util/log.ts";
 
 let config;
 try {
@@ -25,7 +26,7 @@ if (config.WORKERS > 1 && worker === undefined) {
     Deno.exit(2);
   }
   console.log(`starting ${config.WORKERS} workers on port ${config.PORT}`);
-  Deno.exit(await superviseWorkers(config.WORKERS, import.meta.url));
+  Deno.exit(await superviseWorkers(config.WORKERS, import.meta.url, new Logger(config.LOG_LEVEL)));
 }
 
 let gw;

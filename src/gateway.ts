@@ -109,6 +109,7 @@ export async function startGateway(
     idleTimeoutMs: config.HTTP_IDLE_TIMEOUT_MS,
     plain: config.HTTP_CONNECTION_DEADLINES === "off",
     reusePort: config.WORKERS > 1,
+    log,
     ...opts.connection,
   }, createHandler(app));
   let closing: Promise<void> | undefined;

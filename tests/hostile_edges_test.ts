@@ -14,6 +14,7 @@ import {
   serveGateway,
 } from "../src/http/serve.ts";
 import { MAX_HEADER_BYTES, MAX_HEADER_FIELDS, MAX_TARGET_BYTES } from "../src/http/request_head.ts";
+import { Logger } from "../src/util/log.ts";
 import { ADMIN_TOKEN, ANTHROPIC_HEADERS, post, type TestGateway, withGateway } from "./harness.ts";
 
 const enc = new TextEncoder();
@@ -448,10 +449,13 @@ Deno.test("edges 8: the production bounds are the documented ones, and enforced 
 
 Deno.test("edges 8: the fallback without the entry point is plain Deno.serve (same handler contract)", async () => {
   const seen: string[] = [];
-  const server = serveGateway({ hostname: "127.0.0.1", port: 0, plain: true }, (req, conn) => {
-    seen.push(`${new URL(req.url).host} ${conn.fallbackHost}`);
-    return Promise.resolve(new Response("ok"));
-  });
+  const server = serveGateway(
+    { hostname: "127.0.0.1", port: 0, plain: true, log: new Logger("warn") },
+    (req, conn) => {
+      seen.push(`${new URL(req.url).host} ${conn.fallbackHost}`);
+      return Promise.resolve(new Response("ok"));
+    },
+  );
   try {
     assert.equal(server.deadlines, false);
     const r = await rawHttp(server.addr.port, [head(["GET / HTTP/1.1", "Connection: close"])]);

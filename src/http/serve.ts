@@ -20,10 +20,11 @@
  * the connection is already gone.)
  *
  * When the internal entry point is missing (another Deno version), the gateway falls back to plain
- * `Deno.serve` without the deadlines and says so once on stderr; `tests/hostile_edges_test.ts`
+ * `Deno.serve` without the deadlines and says so once in the log; `tests/hostile_edges_test.ts`
  * checks that the deadlines are active on the Deno the project pins.
  */
 import { EntryList } from "../util/entry_list.ts";
+import type { Logger } from "../util/log.ts";
 
 /** Per-connection facts the handler needs (see server.ts: the missing-Host check, the address limit). */
 export interface ConnMeta {
@@ -59,6 +60,8 @@ export interface ServeOptions extends Partial<ConnectionBounds> {
   plain?: boolean;
   /** Several processes listen on the same port (WORKERS, Linux SO_REUSEPORT): the kernel spreads connections. */
   reusePort?: boolean;
+  /** Where a failed accept, a handler that threw past the gateway's own catch, and the fallback go. */
+  log: Logger;
 }
 
 export interface GatewayServer {
@@ -113,17 +116,19 @@ export function fallbackHostFor(addr: Deno.NetAddr): string {
   return local ? `localhost:${addr.port}` : `${ip}:${addr.port}`;
 }
 
-const internalError = (error: unknown) => {
-  console.error(`HTTP handler failed: ${error instanceof Error ? error.stack : error}`);
-  return new Response("internal error", { status: 500 });
-};
+const errorText = (err: unknown) => err instanceof Error ? err.stack ?? err.message : String(err);
 
 export function serveGateway(opts: ServeOptions, handler: GatewayHandler): GatewayServer {
+  const { log } = opts;
+  const internalError = (error: unknown) => {
+    log.error("HTTP handler failed", { error: errorText(error) });
+    return new Response("internal error", { status: 500 });
+  };
   const serveOn = opts.plain ? undefined : serveOnConnectionEntry();
   if (!serveOn) {
     if (!opts.plain) {
-      console.error(
-        "warning: this Deno has no per-connection HTTP entry point; header and idle connection deadlines are OFF",
+      log.warn(
+        "this Deno has no per-connection HTTP entry point; header and idle connection deadlines are OFF",
       );
     }
     let fallbackHost = "";
@@ -212,7 +217,7 @@ export function serveGateway(opts: ServeOptions, handler: GatewayHandler): Gatew
       } catch (err) {
         if (closing) return;
         // EMFILE and the like: do not spin; the listener stays open.
-        console.error(`accept failed: ${err instanceof Error ? err.message : err}`);
+        log.error("accept failed", { error: err instanceof Error ? err.message : String(err) });
         await new Promise((r) => setTimeout(r, 50));
         continue;
       }
@@ -223,7 +228,7 @@ export function serveGateway(opts: ServeOptions, handler: GatewayHandler): Gatew
       try {
         serveConnection(conn);
       } catch (err) {
-        console.error(`serving a connection failed: ${err instanceof Error ? err.stack : err}`);
+        log.error("serving a connection failed", { error: errorText(err) });
         try {
           conn.close();
         } catch { /* already gone */ }

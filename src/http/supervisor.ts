@@ -5,6 +5,7 @@
  * after a second — the others keep serving meanwhile; SIGTERM/SIGINT are passed on, and the supervisor exits
  * once every worker has drained.
  */
+import type { Logger } from "../util/log.ts";
 
 /** The environment variable that tells a serving process its number. */
 export const WORKER_ENV = "GATEWAY_WORKER";
@@ -29,8 +30,9 @@ export function workerNumber(): number | undefined {
   return Number.isInteger(n) && n >= 1 ? n : undefined;
 }
 
-/** Runs `count` workers of `entry` (a file URL) until a signal; resolves with the exit code to use. */
-export function superviseWorkers(count: number, entry: string): Promise<number> {
+/** Runs `count` workers of `entry` (a file URL) until a signal; resolves with the exit code to use. `log`:
+ *  where a worker's exit and restart are said. */
+export function superviseWorkers(count: number, entry: string, log: Logger): Promise<number> {
   let stopping = false;
   const live = new Map<number, Deno.ChildProcess>();
   const { promise: done, resolve } = Promise.withResolvers<number>();
@@ -48,7 +50,7 @@ export function superviseWorkers(count: number, entry: string): Promise<number> 
         if (live.size === 0) resolve(0);
         return;
       }
-      console.error(`worker ${n} exited (code ${status.code}, signal ${status.signal}); restarting`);
+      log.error("worker exited, restarting", { worker: n, code: status.code, signal: status.signal });
       setTimeout(() => stopping || start(n), RESTART_DELAY_MS);
     });
   };

@@ -3,7 +3,6 @@
  * body and IR, so nothing that lives as long as a stream may keep it (forward.ts `openStream`).
  */
 import type { App } from "../app.ts";
-import type { Reservation } from "../billing/ledger.ts";
 import type { ModelEntry } from "../catalog/models.ts";
 import type { FamilyPolicy } from "../families/policy.ts";
 import type { IRRequest } from "../ir/request.ts";
@@ -11,9 +10,11 @@ import type { EncodeContext, Protocol } from "../protocols/codec.ts";
 import type { RouteContext } from "../request/context.ts";
 import type { UpstreamTarget } from "../upstream/targets.ts";
 import type { AnswerTrace } from "./answer_trace.ts";
+import type { Settlement } from "./settlement.ts";
 
 export interface Exchange {
   app: App;
+  /** Its `headers` are the answer's one header bag: an error carries them, the 200 adds request-id and the hold. */
   ctx: RouteContext;
   model: ModelEntry;
   policy: FamilyPolicy;
@@ -29,14 +30,13 @@ export interface Exchange {
   /** The decoded request, conversation included (the family's dispatch reads it). */
   ir: IRRequest;
   encodeCtx: EncodeContext;
-  reservation: Reservation;
+  /** The request's hold and its one settlement guard (settlement.ts). */
+  settlement: Settlement;
   inputTokens: number;
   /** The output the hold covers (the request's max tokens, else the default reserve). */
   outputBudget: number;
   /** The client's decoded body (after the family's rules). */
   body: Record<string, unknown>;
-  /** Headers of the answer (request ids, the hold, the simulated mark). */
-  headers: Record<string, string>;
   abort: AbortController;
   /** Collects how the answer ends, for the family's request session (only when it has one). */
   answer?: AnswerTrace;

@@ -1,6 +1,8 @@
 /**
  * The upstream exchange of one admitted request: call, map a refusal before the first byte to an
- * ordinary HTTP error, then answer as JSON or as a stream. Every path settles the hold exactly once.
+ * ordinary HTTP error, then answer as JSON or as a stream. A path that throws leaves the hold to the request's
+ * guard (settlement.ts), which releases it free unless an outcome settled it; the run deadline's rule, the
+ * JSON answer and the stream's end settle through it.
  */
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { UpstreamCallFacts, UpstreamLease } from "../families/policy.ts";
@@ -11,38 +13,35 @@ import { sseFrameReader } from "../protocols/sse_parse.ts";
 import { callUpstream } from "../upstream/client.ts";
 import type { UpstreamResponse } from "../upstream/upstream_response.ts";
 import { carryingRequestHeaders } from "../request/answer_headers.ts";
+import { formatUsd } from "../money/usd.ts";
 import { jsonAnswer } from "./json_answer.ts";
 import { type PipelineDeadline, runBound, RunDeadline } from "./run_deadline.ts";
-import { settleFailed, settleStream, streamSettlement } from "./settle.ts";
+import { freeSettlement, streamSettlement } from "./settle.ts";
 import { StreamPipeline } from "./stream_pipeline.ts";
 
 export async function forward(x: Exchange): Promise<Response> {
   const codes = x.policy.codes;
   const metrics = x.app.metrics;
+  const settlement = x.settlement;
+  const reservation = settlement.reservation;
   // The upstream account is the family's to give (one of a pool, after a queue); held until settlement. The
   // closures made here outlive the call (until settlement): none may capture `x` (see `openStream`).
-  let lease: UpstreamLease;
-  try {
-    lease = await x.policy.dispatch(x.target, {
-      store: x.app.store,
-      config: x.app.config,
-      keyId: x.reservation.input.account.rec.id,
-      requestId: x.ctx.requestId,
-      headers: x.ctx.req.headers,
-      body: x.body,
-      model: x.model,
-      ir: x.ir,
-      inputTokens: x.inputTokens,
-      outputBudget: x.outputBudget,
-      signal: x.ctx.req.signal,
-      now: x.app.now,
-      queued: (ms) => metrics.thetaQueueWait.observe(ms / 1000),
-    });
-  } catch (err) {
-    settleFailed(x.reservation, x.ctx.req.signal.aborted);
-    throw err;
-  }
-  x.reservation.whenSettled(() => lease.release());
+  const lease: UpstreamLease = await x.policy.dispatch(x.target, {
+    store: x.app.store,
+    config: x.app.config,
+    keyId: reservation.input.account.rec.id,
+    requestId: x.ctx.requestId,
+    headers: x.ctx.req.headers,
+    body: x.body,
+    model: x.model,
+    ir: x.ir,
+    inputTokens: x.inputTokens,
+    outputBudget: x.outputBudget,
+    signal: x.ctx.req.signal,
+    now: x.app.now,
+    queued: (ms) => metrics.thetaQueueWait.observe(ms / 1000),
+  });
+  reservation.whenSettled(() => lease.release());
   if (lease.headers) answerWith(x, lease.headers);
   if (lease.model) askFor(x, lease.model);
   const stream = x.ir.stream;
@@ -51,7 +50,7 @@ export async function forward(x: Exchange): Promise<Response> {
   // there it replaces the headers timeout; a stream's head comes at once and stays bounded by it.
   const bound = runBound(x.policy, x.app.config, stream);
   const run = bound && new RunDeadline(bound, x.abort);
-  if (run) x.reservation.whenSettled(() => run.stop());
+  if (run) reservation.whenSettled(() => run.stop());
   x.ctx.trace.upstreamStarted();
   let res: UpstreamResponse;
   for (;;) {
@@ -69,12 +68,12 @@ export async function forward(x: Exchange): Promise<Response> {
         ...(x.native ? { extraHeaders: pick(x.ctx.req.headers, x.upstream.nativeHeaders) } : {}),
       });
     } catch {
-      if (run?.expired) throw run.cut(x.reservation, x.inputTokens);
-      settleFailed(x.reservation, x.ctx.req.signal.aborted);
+      if (run?.expired) throw run.cut(settlement, x.inputTokens);
       // spec §7.2: "not finished in time" is 504; the headers timeout aborts with a TimeoutError reason.
       const timedOut = (x.abort.signal.reason as { name?: string } | undefined)?.name === "TimeoutError";
       throw timedOut ? new GatewayError(codes.timedOut) : unavailableError(codes, undefined);
     }
+    settlement.waiting = false; // a head arrived: a failure from here is the upstream's, not the client's
     // A capacity refusal the family answers with another model (theta's fallback), before any byte went out.
     if (res.status !== 429 || !lease.refused) break;
     let next: ReturnType<NonNullable<UpstreamLease["refused"]>>;
@@ -82,18 +81,17 @@ export async function forward(x: Exchange): Promise<Response> {
       next = lease.refused(retryAfterSeconds(res.headers.get("retry-after")));
     } catch (err) {
       await res.body?.cancel().catch(() => {});
-      settleFailed(x.reservation, false);
       throw err;
     }
     if (!next) break;
     await res.body?.cancel().catch(() => {});
     answerWith(x, next.headers);
     askFor(x, next.model);
+    settlement.waiting = true; // the call again, with the other model
   }
   x.ctx.trace.upstreamHead();
   if (!res.ok) {
     const text = await res.text().catch(() => "");
-    settleFailed(x.reservation, false);
     throw upstreamStatusError(
       codes,
       res.status,
@@ -104,7 +102,7 @@ export async function forward(x: Exchange): Promise<Response> {
   if (run?.expired) {
     // The deadline passed just as the head arrived: the body is already aborted.
     await res.body?.cancel().catch(() => {});
-    throw run.cut(x.reservation, x.inputTokens);
+    throw run.cut(settlement, x.inputTokens);
   }
   const call: UpstreamCallFacts = {
     upstreamModel: x.upstreamModel,
@@ -115,12 +113,13 @@ export async function forward(x: Exchange): Promise<Response> {
   // invalid response like on the JSON path — 502 and nothing charged.
   if (!isEventStream(res.headers.get("content-type"))) {
     await res.body.cancel().catch(() => {});
-    settleFailed(x.reservation, false);
     throw new GatewayError(codes.invalidResponse);
   }
 
-  // From here the pipeline watches the deadline itself, so it can end the stream with the error frame.
+  // From here the pipeline watches the deadline itself, so it can end the stream with the error frame; it
+  // settles the hold when the stream ends, and owns it once the 200 went out (settlement.ts `close`).
   const pipeline = openStream(x, res.body, call, run?.handOver());
+  settlement.streaming(pipeline);
   // A family that checks the answer's start refuses here, before the 200, as an ordinary HTTP error (free).
   const refusal = await pipeline.start();
   if (refusal) throw refusal;
@@ -129,7 +128,9 @@ export async function forward(x: Exchange): Promise<Response> {
     new Response(pipeline.readable, {
       status: 200,
       headers: {
-        ...x.headers,
+        ...x.ctx.headers,
+        "request-id": x.ctx.requestId,
+        "x-gateway-hold-usd": formatUsd(reservation.amount),
         "content-type": "text/event-stream; charset=utf-8",
         "cache-control": "no-cache",
         "x-accel-buffering": "no",
@@ -150,7 +151,8 @@ function openStream(
   call: UpstreamCallFacts,
   deadline: PipelineDeadline | undefined,
 ): StreamPipeline {
-  const { reservation, inputTokens, policy, answer, abort } = x;
+  const { settlement, inputTokens, policy, answer, abort } = x;
+  const reservation = settlement.reservation;
   const { trace, requestId } = x.ctx;
   const log = x.app.log;
   const codes = policy.codes;
@@ -180,8 +182,12 @@ function openStream(
         error: err instanceof Error ? `${err.name}: ${err.message}` : typeof err,
       }),
     onDone: (o) => {
-      settleStream(reservation, o, inputTokens);
-      if (!o.refused) trace.end(200, o.error?.code); // a refusal ends as the HTTP error it becomes
+      const settled = settlement.settle(
+        streamSettlement(reservation, o, inputTokens) ?? freeSettlement(o.cancelled),
+      );
+      // A refusal ends as the HTTP error it becomes; so does a stream the exchange abandoned before its 200
+      // (the guard released the hold already).
+      if (settled && !o.refused) trace.end(200, o.error?.code);
     },
     onOpen: (cutNow) => reservation.trackOpen(() => streamSettlement(reservation, cutNow(), inputTokens)),
   });
@@ -201,9 +207,8 @@ function pick(headers: Headers, names: readonly string[]): Record<string, string
   return out;
 }
 
-/** Headers the family adds to the answer, and to an error answer after this point. */
+/** Headers the family adds to the answer, error or not: the request's one header bag. */
 function answerWith(x: Exchange, headers: Record<string, string>): void {
-  Object.assign(x.headers, headers);
   Object.assign(x.ctx.headers, headers);
 }
 
@@ -214,5 +219,5 @@ function askFor(x: Exchange, model: string): void {
     : x.upstreamBody;
   x.upstreamBody = { ...body, model };
   x.upstreamModel = model;
-  x.reservation.servedBy(model);
+  x.settlement.reservation.servedBy(model);
 }

@@ -1,7 +1,7 @@
 /**
  * One generation request, following the data: auth → decode/validate → catalog → family rules →
  * reserve → upstream call → (JSON | stream pipeline) → settle. Every local rejection happens
- * before the hold; every path after the hold settles exactly once.
+ * before the hold; after it, the hold's one guard (settlement.ts) settles it exactly once on every path.
  */
 import type { App } from "../app.ts";
 import { checkAnthropicVersion } from "../auth/authenticate.ts";
@@ -16,12 +16,12 @@ import type { KeyContext } from "../request/context.ts";
 import { requestParams } from "../ir/request.ts";
 import type { Protocol, ProtocolName } from "../protocols/codec.ts";
 import { PROTOCOLS } from "../protocols/registry.ts";
-import { formatUsd } from "../money/usd.ts";
 import { jsonDepthExceeds, MAX_BODY_DEPTH } from "../util/json_depth.ts";
 import { hasDuplicateMembers } from "../util/json_duplicates.ts";
 import { setMembers } from "../util/json_span.ts";
 import { AnswerTrace } from "./answer_trace.ts";
 import { forward } from "./forward.ts";
+import { Settlement } from "./settlement.ts";
 
 export interface SurfaceRoute {
   surface: ProtocolName;
@@ -146,16 +146,12 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
     throw err;
   }
   ctx.trace.reserved();
+  // From here the hold has one owner: the `finally` below closes it, whatever path the exchange took.
+  const settlement = new Settlement(reservation, ctx.req.signal);
   reservation.whenSettled(() => app.slots.release());
   reservation.whenSettled(app.inflight.enter()); // an open hold: the shutdown waits for it, then cuts it
   const answer = session && new AnswerTrace(reservation, session);
   reservation.whenSettled((row) => ctx.trace.settled(row));
-
-  const headers: Record<string, string> = {
-    ...ctx.headers,
-    "request-id": ctx.requestId,
-    "x-gateway-hold-usd": formatUsd(reservation.amount),
-  };
 
   const abort = new AbortController();
   // A client that leaves before the answer starts aborts the upstream too (a started stream does this
@@ -165,8 +161,9 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
   const shutdown = () => abort.abort(cut.reason);
   ctx.req.signal.addEventListener("abort", clientGone);
   const watcher = app.inflight.onCut(shutdown);
+  let answered = false;
   try {
-    return await forward({
+    const res = await forward({
       app,
       ctx,
       model,
@@ -186,17 +183,19 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
         inputEstimate: inputTokens,
         request: requestParams(ir),
       },
-      reservation,
+      settlement,
       inputTokens,
       outputBudget,
       body,
-      headers,
       abort,
       ...(answer ? { answer } : {}),
     });
+    answered = true;
+    return res;
   } catch (err) {
     throw cut.aborted ? cut.reason : err;
   } finally {
+    settlement.close(answered);
     ctx.req.signal.removeEventListener("abort", clientGone);
     app.inflight.offCut(watcher);
   }

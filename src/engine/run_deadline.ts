@@ -7,12 +7,12 @@
  * its own tick, so it can end the stream with the error frame. A run cut before any answer arrived is settled
  * by the bound's rule (`cut`).
  */
-import type { Reservation } from "../billing/ledger.ts";
 import type { Config } from "../config/env.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { FamilyPolicy, RunLimit } from "../families/policy.ts";
 import { deadline } from "../util/ticker.ts";
-import { settleFailed, settleRunCut } from "./settle.ts";
+import { freeSettlement, runCutSettlement } from "./settle.ts";
+import type { Settlement } from "./settlement.ts";
 
 /** What a stream pipeline needs to enforce the deadline itself. */
 export interface PipelineDeadline {
@@ -76,9 +76,10 @@ export class RunDeadline {
   }
 
   /** The deadline cut the run before any answer arrived: settles it by the bound's rule; its error. */
-  cut(reservation: Reservation, inputTokens: number): GatewayError {
-    if (this.#bound.paid) settleRunCut(reservation, inputTokens);
-    else settleFailed(reservation, false);
+  cut(settlement: Settlement, inputTokens: number): GatewayError {
+    settlement.settle(
+      this.#bound.paid ? runCutSettlement(settlement.reservation, inputTokens) : freeSettlement(false),
+    );
     return this.error();
   }
 

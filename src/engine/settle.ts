@@ -1,6 +1,7 @@
 /**
  * How an exchange settles its hold (spec §8.1 p.4; README "Billing"): upstream usage when reported
  * (zero stays zero), otherwise an estimate of what was delivered; a failure before any answer costs nothing.
+ * Rules only: the settlement itself goes through the request's one guard (settlement.ts).
  */
 import type { Reservation, SettleInput } from "../billing/ledger.ts";
 import { estimateOutputTokens } from "../billing/estimate.ts";
@@ -8,24 +9,20 @@ import { emptyUsage, type IRUsage } from "../ir/usage.ts";
 import type { StreamOutcome } from "./stream_pipeline.ts";
 
 /** No answer reached the client: release the hold, charge nothing. */
-export function settleFailed(reservation: Reservation, cancelled: boolean): void {
-  reservation.settle({
-    usage: emptyUsage(),
-    usageSource: "upstream",
-    status: cancelled ? "cancelled" : "error",
-  });
+export function freeSettlement(cancelled: boolean): SettleInput {
+  return { usage: emptyUsage(), usageSource: "upstream", status: cancelled ? "cancelled" : "error" };
 }
 
 /**
  * A run the family's deadline cut before any answer arrived (a JSON answer, or no response head yet): the
  * provider ran it, so it is paid for — the input estimate, no output (none was delivered), status error.
  */
-export function settleRunCut(reservation: Reservation, inputTokens: number): void {
-  reservation.settle({
+export function runCutSettlement(reservation: Reservation, inputTokens: number): SettleInput {
+  return {
     usage: estimatedUsage(inputTokens, 0, reservation.input.outputBudget),
     usageSource: "estimated",
     status: "error",
-  });
+  };
 }
 
 /** Usage estimated from delivered text, the output never above the request's output budget. */
@@ -58,10 +55,4 @@ export function streamSettlement(
     usageSource: "estimated",
     status,
   };
-}
-
-export function settleStream(reservation: Reservation, o: StreamOutcome, inputTokens: number): void {
-  const s = streamSettlement(reservation, o, inputTokens);
-  if (s) reservation.settle(s);
-  else settleFailed(reservation, o.cancelled);
 }

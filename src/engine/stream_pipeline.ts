@@ -373,6 +373,14 @@ export class StreamPipeline {
     this.#fail(primed?.text ?? "", reason instanceof GatewayError ? reason : this.#broken());
   };
 
+  /**
+   * The exchange failed before this stream's 200 went out (settlement.ts `close`): ends it as if the client
+   * left — the upstream aborted, reported once.
+   */
+  abandon(): void {
+    this.#cancel();
+  }
+
   /** The client went away. */
   #cancel(): void {
     if (this.#over) return;

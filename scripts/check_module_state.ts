@@ -26,9 +26,6 @@ const ALLOWED: Readonly<Record<string, string>> = {
   "src/usage/handlers.ts:SIGNERS": "per App",
   "src/reports/rate_limit.ts:BUCKETS": "per App",
   "src/dashboard/login_limit.ts:LIMITERS": "per App",
-  // The extraction pool: shared by the gateways of a process until it moves below app.ts (then App holds it).
-  "src/files/extract/mod.ts:pool": "the process's extraction pool",
-  "src/files/extract/mod.ts:pending": "the process's extraction pool",
   // Test support: a contract suite's sequence for unique ids.
   "src/store/usage_hours_contract.ts:seq": "test support",
 };

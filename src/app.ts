@@ -4,7 +4,7 @@ import type { Tariff } from "./billing/tariff.ts";
 import type { Config } from "./config/env.ts";
 import type { FamilyPolicies } from "./families/registry.ts";
 import type { Shop } from "./shop/shop.ts";
-import type { Store } from "./store/store.ts";
+import type { FileSection, Store } from "./store/store.ts";
 import type { GatewayMetrics } from "./telemetry/metrics.ts";
 import type { CapacitySlots } from "./upstream/capacity_slots.ts";
 import type { UpstreamTargets } from "./upstream/targets.ts";
@@ -23,11 +23,13 @@ export interface App {
   /** The key shop's Telegram bot in webhook mode (src/bot/); absent when the bot is off or long-polls. */
   telegramWebhook?: TelegramWebhook;
   tariff: Tariff;
+  /** Text sections of uploaded and fetched documents, in this gateway's extraction pool (files/extract/). */
+  documents: DocumentExtractor;
   /** Tariff changes through the admin API, one at a time (src/admin/tariff_api.ts). */
   tariffChanges: Serial;
   /** The readiness probe's store read, one at a time (src/admin/health.ts). */
   storeProbe: SingleFlight<StoreProbeResult>;
-  /** Each family's policy, built for this gateway with the services it keeps state in (src/families/registry.ts). */
+  /** Each family's policy, built for this gateway with the services it keeps state in (families/registry.ts). */
   families: FamilyPolicies;
   upstreams: UpstreamTargets;
   /** The upstream calls' HTTP client (src/upstream/http_client.ts). */
@@ -53,6 +55,17 @@ export interface App {
   newId(prefix: string): string;
   /** A number in [0, 1) (the upstream retry's jitter), injected like the clock. */
   random(): number;
+}
+
+/** Document text extraction, as handlers reach it (src/files/extract/mod.ts implements it). */
+export interface DocumentExtractor {
+  /** The text sections of one document of a known kind (pdf, docx, xlsx, pptx, txt, md, json, csv). */
+  sections(
+    fileId: string,
+    kind: string,
+    bytes: Uint8Array,
+    opts?: { timeoutMs?: number; transfer?: boolean },
+  ): Promise<FileSection[]>;
 }
 
 /** What the readiness probe learnt of the store: it answered, failed, or was too slow. */

@@ -8,7 +8,7 @@ import { type Config, isDemoMode } from "./config/env.ts";
 import { type ConnectionBounds, serveGateway } from "./http/serve.ts";
 import { createHandler } from "./http/server.ts";
 import { drain } from "./http/shutdown.ts";
-import { configureExtraction } from "./files/extract/mod.ts";
+import { DocumentExtraction } from "./files/extract/mod.ts";
 import { openStore } from "./store/open.ts";
 import { Shop } from "./shop/shop.ts";
 import { idGenerator } from "./util/ids.ts";
@@ -74,12 +74,14 @@ export async function startGateway(
   const metrics = new GatewayMetrics();
   const http = upstreamHttp(config.UPSTREAM_CLIENT, (name) => Deno.env.get(name));
   metrics.watchLedger({ stats: () => accounts.ledger.stats(), held: () => accounts.held() });
+  const documents = new DocumentExtraction({ timeoutMs: config.FILES_EXTRACT_TIMEOUT_MS }, log);
   const app: App = {
     config,
     store,
     accounts,
     shop: new Shop(store, accounts),
     tariff,
+    documents,
     tariffChanges: new Serial(),
     storeProbe: new SingleFlight(),
     families: families.policies,
@@ -101,7 +103,6 @@ export async function startGateway(
   metrics.watchSlots(app.slots);
   // The key shop bot (issue 20): its webhook route is ready before the server listens; nothing waits on Telegram.
   const bot = config.TELEGRAM_BOT_TOKEN ? await startBot(app, config.TELEGRAM_BOT_TOKEN) : undefined;
-  configureExtraction({ timeoutMs: config.FILES_EXTRACT_TIMEOUT_MS });
   const server = serveGateway({
     port: config.PORT,
     hostname: config.HOST,
@@ -131,6 +132,7 @@ export async function startGateway(
         await drain(app, server, config.SHUTDOWN_GRACE_MS);
         await families.close(); // theta's queue watch and renewal stopped, tool loop writes landed
         await Promise.all([app.tariffChanges.settled(), app.storeProbe.settled()]);
+        await documents.close(); // its extraction processes end
         await accounts.close(); // leased credit returned, the ledger flushed
         http.close();
         await sim?.close();

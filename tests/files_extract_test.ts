@@ -2,11 +2,14 @@
 import assert from "node:assert/strict";
 import { PDFDocument } from "pdf-lib";
 import { GatewayError } from "../src/errors/gateway_error.ts";
-import { extractSections } from "../src/files/extract/mod.ts";
+import { DocumentExtraction } from "../src/files/extract/mod.ts";
 import type { FileKind } from "../src/files/limits.ts";
 import { docx, docxXml, pdf, pptx, xlsx, xlsxParts, zip } from "./fixtures/files/build.ts";
 
 const ID = "file_test";
+/** One extraction for the file's tests, as a gateway has one (its idle processes outlive a test: unref'd). */
+const documents = new DocumentExtraction();
+const extractSections = documents.sections.bind(documents);
 const enc = (s: string) => new TextEncoder().encode(s);
 
 async function refused(kind: FileKind, bytes: Uint8Array, code: string, maxMs = 5000): Promise<GatewayError> {

@@ -6,7 +6,7 @@
  * the gateway keeps answering. Timings (event-loop stalls) are measured in bench/files_bench.ts.
  */
 import assert from "node:assert/strict";
-import { configureExtraction, extractionPool } from "../src/files/extract/mod.ts";
+import { DocumentExtraction, type PoolOptions } from "../src/files/extract/mod.ts";
 import { type FetchDeps, fetchPage, PRODUCTION_FETCH } from "../src/web/fetch_service.ts";
 import {
   pdf,
@@ -87,49 +87,44 @@ Deno.test("hostile XLSX: 10 rows × 20,000 cells of one 32,768-character shared 
     await stillServing(t, key);
   }));
 
+/** The gateway's own extraction (app.documents), to give it other pool options in a test. */
+const extraction = (t: TestGateway) => t.gw.app.documents as DocumentExtraction;
+
 Deno.test("extraction limits over HTTP: a document past the time or memory limit → 422, the next one is served", async () => {
-  try {
-    for (
-      const [env, opts, pattern] of [
-        // The time limit through its environment variable, as an operator sets it.
-        [{ FILES_EXTRACT_TIMEOUT_MS: "50" }, undefined, /длилось дольше 50 мс/],
-        [{}, { memoryBytes: 32 * MiB }, /больше 32 МиБ памяти/],
-      ] as const
-    ) {
-      await withGateway(async (t) => {
-        if (opts) configureExtraction(opts); // after the gateway configured its own
-        const { key } = await t.newKey();
-        const r = await upload(t, key, "big.pdf", await pdf(Array.from({ length: 200 }, (_, i) => `p${i}`)));
-        assert.equal(r.status, 422, JSON.stringify(r.json));
-        assert.equal(r.json.detail.error.code, "file_limit_exceeded");
-        assert.match(r.json.detail.error.message, pattern);
-        configureExtraction({});
-        await stillServing(t, key);
-      }, env);
-    }
-  } finally {
-    configureExtraction({});
+  for (
+    const [env, opts, pattern] of [
+      // The time limit through its environment variable, as an operator sets it.
+      [{ FILES_EXTRACT_TIMEOUT_MS: "50" }, undefined, /длилось дольше 50 мс/],
+      [{}, { memoryBytes: 32 * MiB }, /больше 32 МиБ памяти/],
+    ] as const
+  ) {
+    await withGateway(async (t) => {
+      if (opts) extraction(t).configure(opts as PoolOptions); // after the gateway configured its own
+      const { key } = await t.newKey();
+      const r = await upload(t, key, "big.pdf", await pdf(Array.from({ length: 200 }, (_, i) => `p${i}`)));
+      assert.equal(r.status, 422, JSON.stringify(r.json));
+      assert.equal(r.json.detail.error.code, "file_limit_exceeded");
+      assert.match(r.json.detail.error.message, pattern);
+      extraction(t).configure({});
+      await stillServing(t, key);
+    }, env);
   }
 });
 
 Deno.test("extraction queue: past the running and waiting bound → 429 service_capacity_saturated at once", async () => {
-  try {
-    await withGateway(async (t) => {
-      configureExtraction({ workers: 1, queue: 1 });
-      const { key } = await t.newKey();
-      const doc = await xlsx([{ name: "s", rows: Array.from({ length: 2000 }, (_, i) => [`row ${i}`, i]) }]);
-      const results = await Promise.all(
-        Array.from({ length: 4 }, (_, i) => upload(t, key, `q${i}.xlsx`, doc)),
-      );
-      const refused = results.filter((r) => r.status === 429);
-      assert.ok(refused.length >= 1, JSON.stringify(results.map((r) => r.status)));
-      for (const r of refused) assert.equal(r.json.detail.error.code, "service_capacity_saturated");
-      assert.ok(results.filter((r) => r.status === 200).length >= 2);
-      assert.deepEqual(extractionPool().load, { running: 0, queued: 0 });
-    });
-  } finally {
-    configureExtraction({});
-  }
+  await withGateway(async (t) => {
+    extraction(t).configure({ workers: 1, queue: 1 });
+    const { key } = await t.newKey();
+    const doc = await xlsx([{ name: "s", rows: Array.from({ length: 2000 }, (_, i) => [`row ${i}`, i]) }]);
+    const results = await Promise.all(
+      Array.from({ length: 4 }, (_, i) => upload(t, key, `q${i}.xlsx`, doc)),
+    );
+    const refused = results.filter((r) => r.status === 429);
+    assert.ok(refused.length >= 1, JSON.stringify(results.map((r) => r.status)));
+    for (const r of refused) assert.equal(r.json.detail.error.code, "service_capacity_saturated");
+    assert.ok(results.filter((r) => r.status === 200).length >= 2);
+    assert.deepEqual(extraction(t).pool.load, { running: 0, queued: 0 });
+  });
 });
 
 Deno.test("fetch: a PDF bomb in any spelling is refused (415, decompression limit) without inflating it", async () => {
@@ -142,11 +137,13 @@ Deno.test("fetch: a PDF bomb in any spelling is refused (415, decompression limi
       : new Response("no", { status: 404 });
   });
   const port = (server.addr as Deno.NetAddr).port;
+  const documents = new DocumentExtraction();
   const deps: FetchDeps = {
     ...PRODUCTION_FETCH,
     resolver: (_name, type) => Promise.resolve(type === "A" ? ["127.0.0.1"] : []),
     policy: (ip) => ip === "127.0.0.1",
     ports: new Set([port]),
+    documents,
   };
   try {
     for (const s of BYPASSES) {
@@ -160,6 +157,7 @@ Deno.test("fetch: a PDF bomb in any spelling is refused (415, decompression limi
       assert.ok(Deno.memoryUsage().rss - before < 256 * MiB, s);
     }
   } finally {
+    await documents.close();
     await server.shutdown();
   }
 });

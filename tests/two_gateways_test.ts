@@ -1,10 +1,11 @@
 /**
- * Two gateways in one process share no state: each is built from its own config (src/gateway.ts) and serves by
- * it — theta's account queue (THETA_UPSTREAM_KEYS, THETA_IDLE_RELEASE_MS), gamma/eta's tool loops
- * (DELTA_MAX_OPEN_LOOPS), the live tariff behind each admin API — and closing them leaves nothing open (the
- * test runs with Deno's op and resource sanitizers on).
+ * Two gateways in one process share no state: each is built from its own config (src/gateway.ts) and
+ * serves by it — theta's account queue (THETA_UPSTREAM_KEYS, THETA_IDLE_RELEASE_MS), gamma/eta's tool loops
+ * (DELTA_MAX_OPEN_LOOPS), document extraction (FILES_EXTRACT_TIMEOUT_MS), the live tariff behind each admin
+ * API — and closing them leaves nothing open (the test runs with Deno's op and resource sanitizers on).
  */
 import assert from "node:assert/strict";
+import { pdf } from "./fixtures/files/build.ts";
 import { post, startTestGateway, type TestGateway } from "./harness.ts";
 
 const theta = (text: string) => ({
@@ -23,6 +24,17 @@ const gammaWithTools = (text: string) => ({
   messages: [{ role: "user", content: text }],
 });
 
+async function upload(t: TestGateway, key: string, name: string, bytes: Uint8Array) {
+  const fd = new FormData();
+  fd.append("file", new File([bytes as Uint8Array<ArrayBuffer>], name));
+  const res = await fetch(`${t.url}/v1/files`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}` },
+    body: fd,
+  });
+  return { status: res.status, json: await res.json() };
+}
+
 async function chat(t: TestGateway, key: string, body: unknown) {
   const res = await post(t.url + "/v1/chat/completions", key, body);
   return { status: res.status, json: await res.json() };
@@ -35,6 +47,7 @@ Deno.test("two gateways in one process: each by its own config, nothing shared, 
     THETA_IDLE_RELEASE_MS: "600000",
     THETA_QUEUE_TIMEOUT_MS: "200",
     DELTA_MAX_OPEN_LOOPS: "1",
+    FILES_EXTRACT_TIMEOUT_MS: "50",
   });
   // B: three theta accounts, two open loops per key.
   const b = await startTestGateway({
@@ -71,6 +84,16 @@ Deno.test("two gateways in one process: each by its own config, nothing shared, 
       const next = await chat(t, k.key, gammaWithTools("Ещё? [[sim:tool]]"));
       assert.equal(next.status, second, JSON.stringify(next.json));
       if (second === 429) assert.equal(next.json.error.code, "delta_key_pause_limit");
+    }
+
+    // Document extraction: A's pool stops a long PDF at 50 ms, B's (the default 30 s) extracts it.
+    assert.notEqual(a.gw.app.documents, b.gw.app.documents);
+    const long = await pdf(Array.from({ length: 200 }, (_, i) => `p${i}`));
+    for (const [t, status] of [[a, 422], [b, 200]] as const) {
+      const k = await t.newKey("5.00");
+      const r = await upload(t, k.key, "long.pdf", long);
+      assert.equal(r.status, status, JSON.stringify(r.json));
+      if (status === 422) assert.match(r.json.detail.error.message, /длилось дольше 50 мс/);
     }
 
     // The tariff changed through A's admin API is A's alone (each has its own store).

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { PDFDocument, StandardFonts } from "pdf-lib";
 import { errorHeaders } from "../src/errors/render.ts";
 import { type FetchDeps, fetchPage, PRODUCTION_FETCH } from "../src/web/fetch_service.ts";
+import { DocumentExtraction } from "../src/files/extract/mod.ts";
 import type { FetchStats } from "../src/web/pinned_fetch.ts";
 import type { Resolver } from "../src/web/resolve_guard.ts";
 
@@ -58,6 +59,8 @@ const pdfBytes: Uint8Array<ArrayBuffer> = await (async () => {
   return new Uint8Array(await doc.save());
 })();
 const LOOPBACK_ONLY = (ip: string) => ip === "127.0.0.1";
+/** The page fetch's PDFs go through a document extraction, as the gateway's app.documents. */
+const documents = new DocumentExtraction();
 
 interface Seen {
   path: string;
@@ -234,6 +237,7 @@ async function withPages(fn: (h: Harness) => Promise<void>, resolver?: (lookups:
     ports: new Set([port, tlsPort]),
     caCerts: [TEST_CA],
     stats,
+    documents,
   };
   try {
     await fn({ deps, stats, lookups, seen, port, tlsPort, base: `http://test.example.com:${port}`, big });

@@ -4,7 +4,6 @@ import type { App } from "../app.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { FileSection, StoredFile } from "../store/store.ts";
 import { concatBytes } from "../util/bytes.ts";
-import { extractSections } from "./extract/mod.ts";
 import { CONTENT_TYPES, FILE_LIMITS } from "./limits.ts";
 import type { Upload } from "./multipart.ts";
 
@@ -56,7 +55,7 @@ export async function uploadFile(app: App, account: Account, upload: Upload): Pr
   // Bounded by the extraction pool (processes with time and memory limits, a bounded queue): extract/mod.ts.
   let sections;
   try {
-    sections = await extractSections(id, upload.kind, upload.bytes);
+    sections = await app.documents.sections(id, upload.kind, upload.bytes);
   } catch (err) {
     if (err instanceof GatewayError) throw err;
     app.log.error("file extraction failed", {

@@ -10,6 +10,6 @@ export async function fetchHandler(app: App, ctx: KeyContext): Promise<Response>
   if (app.accounts.available(ctx.account) <= 0n) throw new GatewayError("insufficient_credit");
   const url = await readSingleField(ctx.req, "url");
   // Always the production guard: system DNS, public addresses only, ports 80/443, system TLS roots.
-  const result = await fetchPage(url, PRODUCTION_FETCH);
+  const result = await fetchPage(url, { ...PRODUCTION_FETCH, documents: app.documents });
   return jsonResponse(200, result, ctx.requestId, ctx.headers);
 }

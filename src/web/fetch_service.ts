@@ -5,8 +5,8 @@
  * system TLS roots). Tests inject a fake resolver, a policy and a port set to reach their own
  * loopback server through exactly the same code; there is no flag or setting that skips a check.
  */
+import type { DocumentExtractor } from "../app.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
-import { extractSections } from "../files/extract/mod.ts";
 import { htmlToMarkdown } from "./html_markdown.ts";
 import { FetchFailed, type FetchStats, pinnedGet, type PinnedResponse } from "./pinned_fetch.ts";
 import {
@@ -34,6 +34,8 @@ export interface FetchDeps extends GuardDeps {
   totalTimeoutMs: number;
   /** Extra trusted TLS roots (PEM); tests only. */
   caCerts?: string[];
+  /** The gateway's document extraction (app.documents), for a PDF page; without it a PDF is refused (415). */
+  documents?: DocumentExtractor;
   stats?: FetchStats;
 }
 
@@ -63,9 +65,10 @@ const PDF_TYPE = "application/pdf";
  * memory limits and document limits as an upload — pages, decompression, extracted size); pages are
  * separated by a blank line. A PDF the extractor refuses → 415; a full extraction queue stays 429.
  */
-async function pdfToText(bytes: Uint8Array): Promise<string> {
+async function pdfToText(bytes: Uint8Array, documents: DocumentExtractor | undefined): Promise<string> {
+  if (!documents) throw new GatewayError("managed_service_unsupported_content", { detail: "PDF" });
   try {
-    const sections = await extractSections("fetch", "pdf", bytes, { transfer: true });
+    const sections = await documents.sections("fetch", "pdf", bytes, { transfer: true });
     return sections.map((s) => s.text.trim()).filter((t) => t !== "").join("\n\n");
   } catch (err) {
     if (
@@ -149,7 +152,7 @@ export async function fetchPage(rawUrl: string, deps: FetchDeps = PRODUCTION_FET
       continue;
     }
     try {
-      return await readPage(res, dest);
+      return await readPage(res, dest, deps.documents);
     } catch (err) {
       if (err instanceof FetchFailed) throw mapFetchFailed(err);
       throw err;
@@ -170,7 +173,11 @@ function mediaType(headers: Headers): { type: string | undefined; charset: strin
   return { type: type!.trim().toLowerCase() || undefined, charset };
 }
 
-async function readPage(res: PinnedResponse, dest: Destination): Promise<FetchResult> {
+async function readPage(
+  res: PinnedResponse,
+  dest: Destination,
+  documents: DocumentExtractor | undefined,
+): Promise<FetchResult> {
   if (res.status < 200 || res.status > 299) {
     throw new GatewayError("managed_service_fetch_failed", { detail: `страница ответила ${res.status}` });
   }
@@ -183,7 +190,7 @@ async function readPage(res: PinnedResponse, dest: Destination): Promise<FetchRe
   type ??= sniff(bytes);
   if (type === PDF_TYPE) {
     return {
-      content: await pdfToText(bytes),
+      content: await pdfToText(bytes, documents),
       content_type: MARKDOWN_CONTENT_TYPE,
       truncated: !body.complete,
     };

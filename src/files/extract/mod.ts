@@ -1,12 +1,14 @@
 /**
  * Extraction entry point. Documents (PDF, DOCX, XLSX, PPTX) are extracted off the gateway's event
- * loop, in the extraction pool (pool.ts: separate processes with time and memory limits, a bounded
- * queue). Text formats are decoded right here: strict UTF-8 and line splitting are linear in a file of
- * at most 10 MiB (~25 ms measured) and cannot amplify, so they need neither a process nor a queue
+ * loop, in the gateway's extraction pool (pool.ts: separate processes with time and memory limits, a
+ * bounded queue). Text formats are decoded right here: strict UTF-8 and line splitting are linear in a file
+ * of at most 10 MiB (~25 ms measured) and cannot amplify, so they need neither a process nor a queue
  * slot. Errors are the same GatewayErrors as before (file_limit_exceeded, file_unreadable), plus 429
  * service_capacity_saturated when the documents' queue is full.
  */
+import type { DocumentExtractor } from "../../app.ts";
 import type { FileSection } from "../../store/store.ts";
+import { Logger } from "../../util/log.ts";
 import type { FileKind } from "../limits.ts";
 import { ExtractionPool, type ExtractOptions, type PoolOptions } from "./pool.ts";
 import { SectionSink } from "./sections.ts";
@@ -14,38 +16,51 @@ import { extractText } from "./text.ts";
 
 export type { ExtractOptions, PoolOptions };
 
-let pool: ExtractionPool | undefined;
-let pending: PoolOptions = {};
-
-/** The shared pool, created on first use with `configureExtraction`'s options (or the defaults). */
-export function extractionPool(): ExtractionPool {
-  return pool ??= new ExtractionPool(pending);
-}
-
-/** Sets the pool's options (e.g. `{ timeoutMs }` from FILES_EXTRACT_TIMEOUT_MS); idle processes are replaced. */
-export function configureExtraction(opts: PoolOptions): void {
-  if (JSON.stringify(opts) === JSON.stringify(pending)) return; // several gateways in one test process
-  pending = opts;
-  pool?.close();
-  pool = undefined;
-}
-
 /** Back to the event loop, so work before and after does not add up to one long block. */
 const yieldToLoop = () => new Promise<void>((r) => setTimeout(r, 0));
 
-export async function extractSections(
-  fileId: string,
-  kind: FileKind,
-  bytes: Uint8Array,
-  opts: ExtractOptions = {},
-): Promise<FileSection[]> {
-  if (kind === "pdf" || kind === "docx" || kind === "xlsx" || kind === "pptx") {
-    const sections = await extractionPool().extract(fileId, kind, bytes, opts);
-    await yieldToLoop();
-    return sections;
+/**
+ * One gateway's document extraction (src/gateway.ts builds it from FILES_EXTRACT_TIMEOUT_MS and closes it).
+ * Its pool is made on first use, so a gateway that never sees a document starts no process.
+ */
+export class DocumentExtraction implements DocumentExtractor {
+  #pool: ExtractionPool | undefined;
+  /** Pools replaced by `configure`, being ended: `close` waits for them too. */
+  readonly #retiring: Promise<void>[] = [];
+
+  constructor(private options: PoolOptions = {}, private readonly log: Logger = new Logger("error")) {}
+
+  /** The pool, created on first use with this extraction's options. */
+  get pool(): ExtractionPool {
+    return this.#pool ??= new ExtractionPool(this.options, this.log);
   }
-  await yieldToLoop(); // the upload's multipart parse has just run
-  const sink = new SectionSink(fileId);
-  extractText(bytes, kind, sink);
-  return sink.sections;
+
+  /** Other pool options from now on (tests: tighter limits); idle processes are replaced. */
+  configure(options: PoolOptions): void {
+    this.options = options;
+    if (this.#pool) this.#retiring.push(this.#pool.close());
+    this.#pool = undefined;
+  }
+
+  async sections(
+    fileId: string,
+    kind: FileKind,
+    bytes: Uint8Array,
+    opts: ExtractOptions = {},
+  ): Promise<FileSection[]> {
+    if (kind === "pdf" || kind === "docx" || kind === "xlsx" || kind === "pptx") {
+      const sections = await this.pool.extract(fileId, kind, bytes, opts);
+      await yieldToLoop();
+      return sections;
+    }
+    await yieldToLoop(); // the upload's multipart parse has just run
+    const sink = new SectionSink(fileId);
+    extractText(bytes, kind, sink);
+    return sink.sections;
+  }
+
+  /** Ends the extraction processes (the gateway's close, after its requests); resolves once they exited. */
+  async close(): Promise<void> {
+    await Promise.all([...this.#retiring.splice(0), this.#pool?.close()]);
+  }
 }

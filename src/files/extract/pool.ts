@@ -9,6 +9,7 @@
  */
 import { GatewayError } from "../../errors/gateway_error.ts";
 import type { FileSection } from "../../store/store.ts";
+import { Logger } from "../../util/log.ts";
 import { FILE_LIMITS, type FileKind } from "../limits.ts";
 import type { RunLimits, Runner } from "./runner.ts";
 import { canSpawn, ProcessRunner } from "./runner_process.ts";
@@ -44,8 +45,11 @@ export class ExtractionPool {
   #idle: Runner[] = [];
   #running = 0;
   #queue: (() => void)[] = [];
+  /** Runners being ended (recycled or closed): `close` waits for them. */
+  readonly #closing = new Set<Promise<void>>();
 
-  constructor(opts: PoolOptions = {}) {
+  /** `log`: where extraction failures go (the gateway's logger). */
+  constructor(opts: PoolOptions = {}, private readonly log: Logger = new Logger("error")) {
     const mode = opts.mode ?? "auto";
     this.mode = mode === "auto" ? (canSpawn() ? "process" : "worker") : mode;
     this.options = {
@@ -87,7 +91,7 @@ export class ExtractionPool {
         const keep = runner.alive && runner.rssBytes <= this.options.recycleBytes &&
           runner.jobs < this.options.maxJobs;
         if (keep) this.#idle.push(runner);
-        else runner.close();
+        else this.#end(runner);
       }
     } finally {
       const next = this.#queue.shift();
@@ -96,9 +100,18 @@ export class ExtractionPool {
     }
   }
 
-  /** Ends the idle extraction processes (running jobs finish first). */
-  close(): void {
-    for (const r of this.#idle.splice(0)) r.close();
+  /**
+   * Ends the idle extraction processes (running jobs finish first); resolves once every process this pool
+   * ended has exited.
+   */
+  async close(): Promise<void> {
+    for (const r of this.#idle.splice(0)) this.#end(r);
+    while (this.#closing.size > 0) await Promise.all(this.#closing);
+  }
+
+  #end(runner: Runner): void {
+    const closed: Promise<void> = runner.close().finally(() => this.#closing.delete(closed));
+    this.#closing.add(closed);
   }
 
   #admit(): Promise<void> | void {
@@ -119,7 +132,7 @@ export class ExtractionPool {
   #spawn(): Runner {
     const { heapMiB, memoryBytes, sampleMs } = this.options;
     return this.mode === "process"
-      ? new ProcessRunner({ heapMiB, memoryBytes, sampleMs })
-      : new WorkerRunner();
+      ? new ProcessRunner({ heapMiB, memoryBytes, sampleMs }, this.log)
+      : new WorkerRunner(this.log);
   }
 }

@@ -31,7 +31,7 @@ Deno.test("pool (processes): one past the running and waiting bound is refused a
     assert.deepEqual(await Promise.all(jobs), ["ok", "ok", "service_capacity_saturated"]);
     assert.deepEqual(pool.load, { running: 0, queued: 0 });
   } finally {
-    pool.close();
+    await pool.close();
   }
 });
 
@@ -40,13 +40,13 @@ Deno.test("pool (processes): a process past the memory limit is killed, the next
   try {
     assert.equal(await code(pool.extract("f", "pdf", await pdf(["x"]))), "file_limit_exceeded");
   } finally {
-    pool.close();
+    await pool.close();
   }
   const fresh = new ExtractionPool({ mode: "process", workers: 1 });
   try {
     assert.equal((await fresh.extract("f", "pdf", await pdf(["after"])))[0]!.text, "after");
   } finally {
-    fresh.close();
+    await fresh.close();
   }
 });
 

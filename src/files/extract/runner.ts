@@ -27,7 +27,8 @@ export interface Runner {
   readonly rssBytes: number;
   readonly jobs: number;
   extract(job: JobInput, limits: RunLimits): Promise<FileSection[]>;
-  close(): void;
+  /** Ends it; resolves once whatever it started (a process, its pipes) is gone. */
+  close(): Promise<void>;
 }
 
 export const timeLimitExceeded = (ms: number) =>

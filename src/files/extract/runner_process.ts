@@ -8,6 +8,7 @@
  */
 import { GatewayError } from "../../errors/gateway_error.ts";
 import type { FileSection } from "../../store/store.ts";
+import type { Logger } from "../../util/log.ts";
 import { overLimit } from "./errors.ts";
 import { FILE_LIMITS } from "../limits.ts";
 import { encodeFrame, FrameReader, FrameTooLarge } from "./frames.ts";
@@ -47,6 +48,9 @@ export class ProcessRunner implements Runner {
   readonly #child: Deno.ChildProcess;
   readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
   readonly #frames: FrameReader;
+  readonly #stdout: ReadableStreamDefaultReader<Uint8Array>;
+  readonly #stderrRead: Promise<void>;
+  #closed: Promise<void> | undefined;
   #alive = true;
   #nextId = 1;
   /** Called when the process reports passing the memory limit (kills the running job). */
@@ -54,7 +58,7 @@ export class ProcessRunner implements Runner {
   jobs = 0;
   rssBytes = 0;
 
-  constructor(readonly opts: ProcessOptions) {
+  constructor(readonly opts: ProcessOptions, private readonly log: Logger) {
     try {
       this.#child = new Deno.Command(Deno.execPath(), {
         args: [
@@ -72,16 +76,17 @@ export class ProcessRunner implements Runner {
         stderr: "piped",
       }).spawn();
     } catch (err) {
-      console.error(`file extraction: cannot start a process: ${err}`);
+      this.log.error("file extraction: cannot start a process", { error: String(err) });
       throw new GatewayError("service_unavailable", {
         detail: "Не удалось запустить процесс извлечения текста.",
       });
     }
     this.#child.unref(); // an idle extraction process never keeps the gateway alive
     this.#writer = this.#child.stdin.getWriter();
-    this.#frames = new FrameReader(this.#child.stdout.getReader());
+    this.#stdout = this.#child.stdout.getReader();
+    this.#frames = new FrameReader(this.#stdout);
     this.#child.status.then(() => this.#alive = false);
-    this.#readStderr();
+    this.#stderrRead = this.#readStderr();
   }
 
   get alive(): boolean {
@@ -155,7 +160,7 @@ export class ProcessRunner implements Runner {
             if (this.#onMemory) this.#onMemory();
             else this.#kill(); // over the limit between jobs: replace it
           } else if (line.trim() !== "") {
-            console.error(`file extraction (process ${this.#child.pid}): ${line}`);
+            this.log.error("file extraction process said", { pid: this.#child.pid, line });
           }
         }
       }
@@ -170,7 +175,7 @@ export class ProcessRunner implements Runner {
       new Promise<undefined>((r) => setTimeout(() => r(undefined), 2000)),
     ]);
     if (status && status.signal === null) {
-      console.error(`file extraction: the extraction process exited with code ${status.code}`);
+      this.log.error("file extraction: the extraction process failed", { exit_code: status.code });
       return new GatewayError("service_unavailable", {
         detail: "Процесс извлечения текста завершился с ошибкой.",
       });
@@ -186,10 +191,15 @@ export class ProcessRunner implements Runner {
     } catch { /* already gone */ }
   }
 
-  /** Closes stdin: the process finishes and exits on its own. */
-  close(): void {
-    if (!this.#alive) return;
+  /** Closes stdin: the process finishes and exits on its own; resolves once it has, its pipes closed. */
+  close(): Promise<void> {
     this.#alive = false;
-    this.#writer.close().catch(() => {});
+    return this.#closed ??= (async () => {
+      this.#child.ref(); // waited for now: the exit must keep the event loop running
+      await this.#writer.close().catch(() => {});
+      await this.#child.status;
+      await this.#stdout.cancel().catch(() => {});
+      await this.#stderrRead;
+    })();
   }
 }

@@ -8,6 +8,7 @@
  */
 import { GatewayError } from "../../errors/gateway_error.ts";
 import type { FileSection } from "../../store/store.ts";
+import type { Logger } from "../../util/log.ts";
 import { type JobHeader, type Reply, replyError } from "./protocol.ts";
 import {
   type JobInput,
@@ -20,6 +21,8 @@ import {
 const WORKER = new URL("./worker_main.ts", import.meta.url).href;
 
 export class WorkerRunner implements Runner {
+  constructor(private readonly log: Logger) {}
+
   readonly alive = false;
   readonly rssBytes = 0;
   jobs = 0;
@@ -56,7 +59,7 @@ export class WorkerRunner implements Runner {
       worker.onerror = (e) => {
         // runJob answers every document error itself: this is the worker failing to start or run.
         e.preventDefault();
-        console.error(`file extraction worker failed: ${e.message}`);
+        this.log.error("file extraction worker failed", { error: e.message });
         finish(
           new GatewayError("service_unavailable", { detail: "Не удалось запустить извлечение текста." }),
         );
@@ -66,5 +69,7 @@ export class WorkerRunner implements Runner {
     });
   }
 
-  close(): void {}
+  close(): Promise<void> {
+    return Promise.resolve(); // a worker per job, ended with its job
+  }
 }

@@ -22,10 +22,8 @@ const ALLOWED: Readonly<Record<string, string>> = {
   "src/files/extract/pdf_streams.ts:lastYield": "the extraction process's own pacing",
   "src/files/extract/pdf_budget.ts:sinceGc": "the extraction process's own pacing",
   "src/files/extract/pdf_syntax.ts:CMDS": "a bounded cache of parsed operators, the same for all",
-  // Keyed by the App: one entry per gateway, gone with it (App cannot name their types: they sit above it).
+  // Keyed by the App: one random secret per gateway, gone with it (App cannot name CursorSigner, above it).
   "src/usage/handlers.ts:SIGNERS": "per App",
-  "src/reports/rate_limit.ts:BUCKETS": "per App",
-  "src/dashboard/login_limit.ts:LIMITERS": "per App",
   // Test support: a contract suite's sequence for unique ids.
   "src/store/usage_hours_contract.ts:seq": "test support",
 };

@@ -11,6 +11,7 @@ import type { UpstreamTargets } from "./upstream/targets.ts";
 import type { UpstreamFetch } from "./upstream/wire_client.ts";
 import type { InFlight } from "./util/in_flight.ts";
 import type { Logger } from "./util/log.ts";
+import type { GcraLimiter } from "./util/rate_limiter.ts";
 import type { Serial } from "./util/serial.ts";
 import type { SingleFlight } from "./util/single_flight.ts";
 
@@ -25,11 +26,15 @@ export interface App {
   tariff: Tariff;
   /** Text sections of uploaded and fetched documents, in this gateway's extraction pool (files/extract/). */
   documents: DocumentExtractor;
+  /** Reads of a key's usage rows per key, report and dashboard together (src/reports/rate_limit.ts). */
+  usageReads: GcraLimiter;
+  /** Failed dashboard sign-ins per client address (src/dashboard/login_limit.ts). */
+  loginFailures: GcraLimiter;
   /** Tariff changes through the admin API, one at a time (src/admin/tariff_api.ts). */
   tariffChanges: Serial;
   /** The readiness probe's store read, one at a time (src/admin/health.ts). */
   storeProbe: SingleFlight<StoreProbeResult>;
-  /** Each family's policy, built for this gateway with the services it keeps state in (families/registry.ts). */
+  /** Each family's policy, built for this gateway with its stateful services (families/registry.ts). */
   families: FamilyPolicies;
   upstreams: UpstreamTargets;
   /** The upstream calls' HTTP client (src/upstream/http_client.ts). */

@@ -9,6 +9,8 @@ import { type ConnectionBounds, serveGateway } from "./http/serve.ts";
 import { createHandler } from "./http/server.ts";
 import { drain } from "./http/shutdown.ts";
 import { DocumentExtraction } from "./files/extract/mod.ts";
+import { loginLimiter } from "./dashboard/login_limit.ts";
+import { usageReadLimiter } from "./reports/rate_limit.ts";
 import { openStore } from "./store/open.ts";
 import { Shop } from "./shop/shop.ts";
 import { idGenerator } from "./util/ids.ts";
@@ -82,6 +84,8 @@ export async function startGateway(
     shop: new Shop(store, accounts),
     tariff,
     documents,
+    usageReads: usageReadLimiter(),
+    loginFailures: loginLimiter(config.DASHBOARD_LOGIN_FAILURES_PER_MINUTE),
     tariffChanges: new Serial(),
     storeProbe: new SingleFlight(),
     families: families.policies,

@@ -8,25 +8,18 @@ import type { App } from "../app.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import { GcraLimiter } from "../util/rate_limiter.ts";
 
-const LIMITERS = new WeakMap<App, GcraLimiter>();
-
-function limiter(app: App): GcraLimiter {
-  let l = LIMITERS.get(app);
-  if (!l) {
-    const n = app.config.DASHBOARD_LOGIN_FAILURES_PER_MINUTE;
-    l = new GcraLimiter({ ratePerSecond: n / 60, burst: n });
-    LIMITERS.set(app, l);
-  }
-  return l;
+/** The gateway's sign-in limiter (app.loginFailures), built from its config. */
+export function loginLimiter(failuresPerMinute: number): GcraLimiter {
+  return new GcraLimiter({ ratePerSecond: failuresPerMinute / 60, burst: failuresPerMinute });
 }
 
 /** The error refusing a sign-in from `client` now, or undefined when it may try. */
 export function loginRefusal(app: App, client: string): GatewayError | undefined {
-  const wait = limiter(app).wait(client, app.now());
+  const wait = app.loginFailures.wait(client, app.now());
   return wait > 0 ? new GatewayError("dashboard_login_rate_limit", { retryAfter: wait }) : undefined;
 }
 
 /** Counts a failed sign-in of `client`. */
 export function loginFailed(app: App, client: string): void {
-  limiter(app).take(client, app.now());
+  app.loginFailures.take(client, app.now());
 }

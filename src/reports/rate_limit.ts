@@ -19,12 +19,8 @@ export function usageReadLimiter(
   return new GcraLimiter(limit);
 }
 
-const BUCKETS = new WeakMap<App, GcraLimiter>();
-
-/** Counts one read of the key's rows on this gateway; 429 usage_rate_limit when over. */
+/** Counts one read of the key's rows on this gateway (app.usageReads); 429 usage_rate_limit when over. */
 export function admitRead(app: App, keyId: string): void {
-  let buckets = BUCKETS.get(app);
-  if (!buckets) BUCKETS.set(app, buckets = usageReadLimiter());
-  const wait = buckets.take(keyId, app.now());
+  const wait = app.usageReads.take(keyId, app.now());
   if (wait > 0) throw new GatewayError("usage_rate_limit", { retryAfter: wait });
 }

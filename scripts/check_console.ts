@@ -13,11 +13,7 @@ export const ALLOWED: Readonly<Record<string, string>> = {
   "src/files/extract/quiet_stdout.ts":
     "the extraction child's stdout carries frames only: what a library prints is sent to stderr",
   "src/files/extract/protocol.ts":
-    "errorReply runs in the extraction child or worker (host.ts), whose stderr the gateway passes on",
-  // In the gateway, under the process-wide extraction pool (src/files/extract/mod.ts), which has no Logger to
-  // hand down: once gateway.ts builds the pool, these log through the gateway's and leave this list.
-  "src/files/extract/runner_process.ts": "the process-wide extraction pool has no Logger yet",
-  "src/files/extract/runner_worker.ts": "the process-wide extraction pool has no Logger yet",
+    "errorReply runs in the extraction child (its stderr lines become the gateway's log lines) or worker",
 };
 
 /** Folders under src/ whose files may print: the HTTP layer. */

@@ -1,4 +1,7 @@
-/** Entry point: `deno task start`. Configuration comes from the environment (README, .env.example). */
+/**
+ * Entry point: `deno task start`. Configuration comes from the environment (docs/configuration.md,
+ * .env.example).
+ */
 import { startSimulator } from "./sim/server.ts";
 import { isDemoMode, parseConfig } from "./src/config/env.ts";
 import { startGateway } from "./src/gateway.ts";
@@ -21,7 +24,7 @@ if (config.WORKERS > 1 && worker === undefined) {
   if (!isSharedStore(config)) {
     console.error(
       `WORKERS=${config.WORKERS} needs a store the processes share: DATABASE_URL=postgres://… or kv:… ` +
-        '(README "Several processes")',
+        '(docs/operator-guide.md "Several processes")',
     );
     Deno.exit(2);
   }
@@ -39,7 +42,7 @@ try {
   console.error(err.message);
   Deno.exit(1);
 }
-// Without the deadlines the proxy in front must bound slow heads and idle connections (README "Errors").
+// Without the deadlines the proxy in front must bound slow heads and idle connections (docs/api.md "Errors").
 const bounds = config.HTTP_CONNECTION_DEADLINES === "off" ? " (connection deadlines off)" : "";
 console.log(`gateway${worker ? ` worker ${worker}` : ""} listening on ${gw.url}${bounds}`);
 if (gw.app.simulated && (worker ?? 1) === 1) {

@@ -1,5 +1,5 @@
 /**
- * `deno task check` part: every import in src/ (and main.ts) points down the layers of issue 11, never
+ * `deno task check` part: every import in src/ (and main.ts) points down the layers (docs/architecture.md), never
  * up, so the composition root sits on top and the data types at the bottom. Type-only imports count
  * too. Test files (`*_test.ts`) may import anything. Prints each upward import and exits 1 if any.
  */
@@ -13,7 +13,7 @@ const LAYERS: string[][] = [
   ["request"], // what a handler reads and answers with
   ["telemetry"], // what a request did: its metrics and log line
   ["families"], // app services, each layer using only those below it
-  ["billing", "auth", "upstream", "shop"], // shop: the key shop's operations (issue 20), over accounts and store
+  ["billing", "auth", "upstream", "shop"], // shop: the key shop's operations, over accounts and store
   ["accounts"],
   ["protocols", "store"],
   ["ir", "catalog", "money", "config"], // data types and rules as data

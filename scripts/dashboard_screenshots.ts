@@ -1,5 +1,5 @@
 /**
- * The README's two dashboard screenshots (issue 19): docs/dashboard/overview.png and docs/dashboard/usage.png.
+ * The dashboard screenshots of docs/operator-guide.md: docs/dashboard/overview.png and docs/dashboard/usage.png.
  * A test gateway and simulator (tests/harness.ts), one key with 30 days of usage on four models of three
  * families, each request made with the gateway's clock (app.now) set back to its day, so its usage row and the
  * hourly rollup are dated then; then Debian's Chromium (tests/browser.ts) signs in and photographs the overview

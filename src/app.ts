@@ -19,7 +19,7 @@ export interface App {
   config: Config;
   store: Store;
   accounts: Accounts;
-  /** The key shop (issue 20): packages, payment methods, payments, the key ledger; one per process. */
+  /** The key shop: packages, payment methods, payments, the key ledger; one per process. */
   shop: Shop;
   /** The key shop's Telegram bot in webhook mode (src/bot/); absent when the bot is off or long-polls. */
   telegramWebhook?: TelegramWebhook;
@@ -39,21 +39,21 @@ export interface App {
   upstreams: UpstreamTargets;
   /** The upstream calls' HTTP client (src/upstream/http_client.ts). */
   upstreamFetch: UpstreamFetch;
-  /** This process's in-flight upstream generation requests and their bound (README "Errors"). */
+  /** This process's in-flight upstream generation requests and their bound (docs/api.md "Errors"). */
   slots: CapacitySlots;
   /**
-   * Shutdown began (SIGTERM/SIGINT, README "Graceful shutdown"): new API requests get 503
+   * Shutdown began (SIGTERM/SIGINT, docs/operator-guide.md "Graceful shutdown"): new API requests get 503
    * service_unavailable and /readyz 503, while the requests in flight get the grace.
    */
   draining: boolean;
   /** The API requests and open holds a graceful shutdown waits for, and its cut signal (src/http/shutdown.ts). */
   inflight: InFlight;
-  /** `GET /metrics` and the structured logs (README "Operating the gateway"). */
+  /** `GET /metrics` and the structured logs (docs/operator-guide.md "Operating"). */
   metrics: GatewayMetrics;
   log: Logger;
   /** Every family is served by the built-in simulator; responses say so in a header. */
   simulated: boolean;
-  /** Which of the WORKERS serving processes this is (1-based; README "Several processes"), on every answer. */
+  /** Which of the WORKERS serving processes this is (1-based; docs/operator-guide.md "Several processes"), on every answer. */
   worker: number;
   /** The clock (ms since the epoch) and the id generator, injected so tests and codecs can control them. */
   now(): number;

@@ -31,7 +31,7 @@ export interface Gateway {
   /** URL of the in-process simulator in demo mode. */
   simulatorUrl?: string;
   /**
-   * Graceful shutdown (README "Graceful shutdown"): open requests get up to SHUTDOWN_GRACE_MS, then are cut;
+   * Graceful shutdown (docs/operator-guide.md "Graceful shutdown"): open requests get up to SHUTDOWN_GRACE_MS, then are cut;
    * with none open it returns at once. A second call ends the grace now and returns the same promise.
    */
   close(): Promise<void>;
@@ -105,7 +105,7 @@ export async function startGateway(
     random: Math.random,
   };
   metrics.watchSlots(app.slots);
-  // The key shop bot (issue 20): its webhook route is ready before the server listens; nothing waits on Telegram.
+  // The key shop bot: its webhook route is ready before the server listens; nothing waits on Telegram.
   const bot = config.TELEGRAM_BOT_TOKEN ? await startBot(app, config.TELEGRAM_BOT_TOKEN) : undefined;
   const server = serveGateway({
     port: config.PORT,

@@ -1,5 +1,5 @@
 /**
- * The key shop's operator API (issue 20) against a real gateway: packages, payment methods, keys by chat and
+ * The key shop's operator API against a real gateway: packages, payment methods, keys by chat and
  * by hint, a key's ledger, payments (list, confirm a manual one, refund). Checkouts and Stars payments are made
  * through the gateway's own Shop (what the bot calls: src/bot/flows/), the rest over HTTP; issued and rotated
  * keys are used on /v1. On Postgres: two gateways settling one payment at once credit it once, and a rotation

@@ -1,5 +1,5 @@
 /**
- * The bot's tests' harness (issue 20): a real gateway (tests/harness.ts) whose bot talks to a fake Bot API
+ * The bot's tests' harness: a real gateway (tests/harness.ts) whose bot talks to a fake Bot API
  * (tests/fake_telegram.ts), and chats that send real update shapes — to the gateway's webhook route with
  * Telegram's secret header (webhook mode), or into the fake's getUpdates queue (polling mode).
  */

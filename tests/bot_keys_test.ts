@@ -1,5 +1,5 @@
 /**
- * Managing a key through the bot alone (issue 20): rotate and revoke, caps and theta taking effect on the
+ * Managing a key through the bot alone: rotate and revoke, caps and theta taking effect on the
  * gateway's next request, the balance view, the low-balance alert once per crossing, and one chat unable to
  * see or act on another chat's keys.
  */

@@ -1,5 +1,5 @@
 /**
- * Telegram unreachable never affects the gateway's API (issue 20): the gateway starts without waiting for
+ * Telegram unreachable never affects the gateway's API: the gateway starts without waiting for
  * the Bot API, serves API requests while every Bot API call hangs or is refused, and shuts down promptly.
  */
 import assert from "node:assert/strict";

@@ -1,5 +1,5 @@
 /**
- * The key shop bot in long-polling mode (issue 20; TELEGRAM_WEBHOOK_SECRET unset): the webhook is deleted,
+ * The key shop bot in long-polling mode (TELEGRAM_WEBHOOK_SECRET unset): the webhook is deleted,
  * updates come from getUpdates with confirmed offsets, and the polling stops with the gateway.
  */
 import assert from "node:assert/strict";

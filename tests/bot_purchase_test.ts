@@ -1,5 +1,5 @@
 /**
- * Buying through the bot (issue 20): the whole Telegram Stars purchase ending with a working key, a payment
+ * Buying through the bot: the whole Telegram Stars purchase ending with a working key, a payment
  * credited exactly once, a method switched off mid-flow, and a manual payment confirmed from the admin chat.
  */
 import assert from "node:assert/strict";

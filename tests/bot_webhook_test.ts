@@ -1,5 +1,5 @@
 /**
- * The key shop bot in webhook mode (issue 20): the route on the gateway's own server, Telegram's secret
+ * The key shop bot in webhook mode: the route on the gateway's own server, Telegram's secret
  * header, each update once, the commands menu, help, private chats only and the per-chat command rate.
  */
 import assert from "node:assert/strict";

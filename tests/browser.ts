@@ -1,5 +1,5 @@
 /**
- * The browser tests' harness (issue 19): a real headless Chromium from Debian's package (/usr/bin/chromium,
+ * The browser tests' harness: a real headless Chromium from Debian's package (/usr/bin/chromium,
  * installed by .ci/run), driven by puppeteer-core over a pipe. One browser per test file (a file registers one
  * `browserTest` and runs its scenarios as steps); each page records what a test must assert is empty:
  * console errors and uncaught page errors (a CSP violation is a console error), and requests to any host

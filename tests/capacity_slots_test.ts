@@ -1,5 +1,5 @@
 /**
- * Capacity slots through a running gateway (spec §7.3, README "Errors"): MAX_INFLIGHT_UPSTREAM in-flight
+ * Capacity slots through a running gateway (spec §7.3, docs/api.md "Errors"): MAX_INFLIGHT_UPSTREAM in-flight
  * upstream requests per process, ceil(max × PRIORITY_SLOT_SHARE) of them only for priority requests; refusals
  * are 429 with Retry-After: 1 before anything is held or sent; every slot comes back however a request ends.
  */

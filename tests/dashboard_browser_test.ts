@@ -1,5 +1,5 @@
 /**
- * The key holder's dashboard (issue 19) in a real Chromium against a running gateway and simulator: sign in
+ * The key holder's dashboard in a real Chromium against a running gateway and simulator: sign in
  * through the form, the overview's money equal to the admin API's, the usage chart's 48 hourly and 30 daily
  * points equal to the usage rows summed per UTC bucket and per family/model, the requests table paged to the
  * end with no row twice, theta paused from the page (the next theta request refused 403 api_key_paused) and

@@ -1,5 +1,5 @@
 /**
- * The dashboard's pages over HTTP (issue 19): the overview's money equal to the admin key view's (a request in
+ * The dashboard's pages over HTTP: the overview's money equal to the admin key view's (a request in
  * flight included) and its spend to the rows', the theta switch and the next theta request, the requests table
  * paged to its end and filtered, the usage charts' buckets, and a session on the Postgres store shared by two
  * gateways. Sign-in, CSRF and headers: dashboard_test.ts.

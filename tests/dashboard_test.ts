@@ -1,5 +1,5 @@
 /**
- * The key holder's dashboard over HTTP (issue 19): signing in and out, the session cookie's flags, CSRF refusal
+ * The key holder's dashboard over HTTP: signing in and out, the session cookie's flags, CSRF refusal
  * on every form, the sign-in limit, the security headers on every answer under /dashboard, and the key kept
  * out of every answer and log line. Pages and their numbers: dashboard_pages_test.ts; in a browser:
  * dashboard_browser_test.ts.

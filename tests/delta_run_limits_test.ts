@@ -197,7 +197,7 @@ Deno.test("delta_run_timeout: a JSON run past DELTA_RUN_TIMEOUT_MS is cancelled 
     const rows = await rowsOf(t, k.key);
     let spent = 0n;
     for (const [s, where] of sent) {
-      // Nothing was delivered: the run is paid for at the input estimate (README "Billing").
+      // Nothing was delivered: the run is paid for at the input estimate (docs/billing.md).
       spent += assertRow(rows, s, {
         status: "error",
         source: "estimated",

@@ -1,5 +1,5 @@
 /**
- * A local fake of the Telegram Bot API for the bot's tests (issue 20): Deno.serve on a free loopback port,
+ * A local fake of the Telegram Bot API for the bot's tests: Deno.serve on a free loopback port,
  * POST /bot<token>/<method> answered with the Bot API's real response shapes ({ok, result} or {ok: false,
  * error_code, description}), every call recorded in order. getUpdates is a real long poll over a queue the
  * test pushes updates into (offsets confirm, `timeout` holds the request). `hang: true` accepts connections

@@ -68,7 +68,7 @@ export async function startTestGateway(
     async close() {
       try {
         // Ledger identity after every test (billing issue): credited = balance + open holds + spent, exactly;
-        // and every credit and debit of the key is in its ledger (issue 20). The keys the shop sold too.
+        // and every credit and debit of the key is in its ledger. The keys the shop sold too.
         const owned = (await gw.app.store.listKeyOwners()).map((o) => o.keyId);
         for (const id of new Set([...keyIds, ...owned])) await assertLedgerIdentity(gw, id);
       } finally {

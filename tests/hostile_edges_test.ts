@@ -308,7 +308,7 @@ Deno.test("edges 6: broken chunked framing and cut bodies answer 400 request_bod
 Deno.test("edges 6: framing broken inside the very first packet is refused by Deno itself (documented)", () =>
   withGateway(async (t) => {
     // Deno pre-reads a body that arrives with its head; a broken one closes the connection before
-    // any handler runs (README "Errors", HTTP level). Nothing reaches the gateway: no 500 either.
+    // any handler runs (docs/api.md "Errors", HTTP level). Nothing reaches the gateway: no 500 either.
     const r = await rawHttp(portOf(t), [
       head([
         "POST /v1/chat/completions HTTP/1.1",

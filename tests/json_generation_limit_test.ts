@@ -174,7 +174,7 @@ Deno.test("generation limit: a JSON answer past the limit is 504 upstream_timeou
       );
       assert.equal(err.action, "Повторите запрос; для длинных ответов используйте потоковый режим.", s.where);
     }
-    // Nothing was delivered and no usage came: the hold is released, nothing charged (README "Billing").
+    // Nothing was delivered and no usage came: the hold is released, nothing charged (docs/billing.md).
     const rows = await rowsOf(t, k.key);
     assert.equal(rows.size, sent.length);
     for (const s of sent) {

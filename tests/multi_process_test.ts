@@ -1,5 +1,5 @@
 /**
- * Several gateway processes on one shared store (issue 15, docs/ledger_leases.md): real processes
+ * Several gateway processes on one shared store (docs/ledger_leases.md): real processes
  * (tests/gateway_process.ts) on a fresh Postgres schema each (tests/pg_harness.ts), or on one local `kv:` file.
  * Money is checked exactly through the admin key view and the usage rows once no request is in flight and the
  * idle leases have returned: credited = balance + spent, held and leased 0, the rows exactly the admitted

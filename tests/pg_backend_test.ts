@@ -59,7 +59,7 @@ pgGatewayTest(
       const rows = await walkUsage(t.url, key.key, 2);
       assert.deepEqual(rows.map((r) => r.request_id), ids);
       view = (await t.admin("GET", `/admin/keys/${key.id}`)).json;
-      // The gateway serves the key from a credit lease, which counts in the balance (README "Several processes").
+      // The gateway serves the key from a credit lease, which counts in the balance (docs/operator-guide.md "Several processes").
       assert.ok(parseUsd(view.leased_usd) > 0n, view.leased_usd);
       assert.equal(view.held_usd, "0.00");
       const charged = rows.reduce((s, r) => s + parseUsd(r.charged_usd), 0n);

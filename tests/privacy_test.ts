@@ -1,5 +1,5 @@
 /**
- * The privacy test (issue 17 item 7; README "Operating the gateway"): the gateway runs as its own process
+ * The privacy test (issue 17 item 7; docs/operator-guide.md "Operating"): the gateway runs as its own process
  * (`main.ts`, LOG_LEVEL=debug) with a planted admin token and upstream keys; a client key and a secret prompt
  * go through success and failure paths — JSON and stream answers on the three surfaces, count_tokens, an
  * upstream 500, bad keys on both headers, a refused field, a body that is not JSON, mid-stream faults, the

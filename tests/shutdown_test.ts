@@ -1,5 +1,5 @@
 /**
- * Graceful shutdown (issue 17 item 4; README "Graceful shutdown"): SIGTERM to a real gateway process with
+ * Graceful shutdown (issue 17 item 4; docs/operator-guide.md "Graceful shutdown"): SIGTERM to a real gateway process with
  * streams open and a JSON request waiting on its upstream. While it drains: /readyz 503, new API requests 503
  * service_unavailable with Retry-After in their surface's envelope, admin still served. A stream that finishes
  * within SHUTDOWN_GRACE_MS finishes normally; the others end with one service_unavailable error frame each

@@ -1,5 +1,5 @@
 /**
- * The automatic suspension rule (issue 17 item 8; README "Errors"; spec §7.3 api_key_suspended) through a
+ * The automatic suspension rule (issue 17 item 8; docs/api.md "Errors"; spec §7.3 api_key_suspended) through a
  * running gateway: a burst of requests refused for bad input suspends the key — 429 api_key_suspended with
  * the exact Retry-After on every keyed route, in each envelope — through the operator's own mechanism (the
  * admin key view shows it, `{"until": null}` lifts it); other keys are unaffected; money, rate and model

@@ -1,5 +1,5 @@
 /**
- * Theta's account queue through running gateways (spec §4.7, issue 16): the concurrency property test on KV
+ * Theta's account queue through running gateways (spec §4.7): the concurrency property test on KV
  * (one gateway) and on Postgres (two processes), FIFO grants, queue_timeout, a waiter that leaves, the
  * fallback to the nearest accepting model, generation_timeout, and a killed process's account coming back.
  * The upstream accounts are tests/upstream_stubs.ts `accountUpstream` in front of the simulator: its call log

@@ -1,5 +1,5 @@
 /**
- * Traces (issue 17 item 6; README "Traces"): a gateway process with Deno's built-in OpenTelemetry on
+ * Traces (issue 17 item 6; docs/operator-guide.md "Traces"): a gateway process with Deno's built-in OpenTelemetry on
  * (`OTEL_DENO=true`) exports, over OTLP/HTTP JSON to a local collector, one `gateway.request` span per request
  * with its stages as children, carrying the request id, surface, family and model — never a key or the
  * prompt. The process flushes its spans when it exits (SIGTERM).

@@ -1,5 +1,5 @@
 /**
- * Upstream failures before the first byte through a running gateway (README "Errors"): one jittered retry
+ * Upstream failures before the first byte through a running gateway (docs/api.md "Errors"): one jittered retry
  * for a failure safe to repeat (connection refused, upstream 502/503), never after a timeout or once the
  * answer started; the family's 503 with Retry-After when the provider stays down; 504 upstream_timeout when
  * no head comes in time, connecting included. Nothing is held or charged for any of them.

@@ -14,7 +14,7 @@ export interface Backend {
   tariff(): Promise<TariffList>;
   /** POST /admin/tariff: `{rows}` replaces every row of the models it names; returns the new table. */
   setTariff(body: { rows: unknown[] }): Promise<TariffList>;
-  /** The key shop (issue 20), as the admin API answers (src/shop/operations.ts). GET /admin/packages … */
+  /** The key shop, as the admin API answers (src/shop/operations.ts). GET /admin/packages … */
   shop(cmd: ShopCommand): Promise<Record<string, unknown>>;
   close(): Promise<void>;
 }

@@ -1,4 +1,4 @@
-/** The key shop's CLI commands (issue 20): argv → one command with the admin API's JSON body or query. */
+/** The key shop's CLI commands: argv → one command with the admin API's JSON body or query. */
 import { UsageError } from "./usage_error.ts";
 
 export type ShopCommand =

@@ -211,7 +211,7 @@ export class Accounts {
   }
 
   /**
-   * A new secret for the same key (the key shop's rotation, issue 20): its id, money, settings and usage
+   * A new secret for the same key (the key shop's rotation): its id, money, settings and usage
    * history stay; the store swaps the hash and the lookup by hash in one atomic step. The old secret is refused
    * from the next request on — here at once (the lookup by hash and the presented-key cache follow the new
    * hash), on other processes of a shared store once their key refresh reads the change (KEY_REFRESH_MS,

@@ -39,9 +39,9 @@ const RETRY_MS = 50;
 /**
  * Under load, rounds start at most this often (never more often than the interval allows, none in drain
  * mode), so each carries more rows: a round has a cost of its own — on KV its transaction, its batch marker,
- * the hourly sums — that back-to-back rounds of a few milliseconds paid for every handful of rows (issue 18:
- * -11.5 µs of gateway CPU per JSON request at ~6,000 requests/s). Within the interval, so the lag bound above
- * holds as it is.
+ * the hourly sums — that back-to-back rounds of a few milliseconds paid for every handful of rows
+ * (-11.5 µs of gateway CPU per JSON request at ~6,000 requests/s, docs/performance.md). Within the
+ * interval, so the lag bound above holds as it is.
  */
 const ROUND_GAP_MS = 5;
 

@@ -61,7 +61,7 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 /**
  * The key as operators see it. On a shared store its money is read from the store first (this process's
  * settlements flushed), and `leased_usd` says how much of the balance sits in live leases of any process
- * (README "Several processes").
+ * (docs/operator-guide.md "Several processes").
  */
 export async function keyView(accounts: Accounts, acc: Account, now: number) {
   const leased = await accounts.syncMoney(acc);

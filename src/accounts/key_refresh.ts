@@ -1,7 +1,7 @@
 /**
  * On a shared store, what other processes changed about keys reaches this one by polling the store's
  * change list (Store.keyChanges) every `everyMs`: a revocation, new caps or a new key take effect here within
- * about that long (README "Several processes"). Each poll reads back OVERLAP_MS before the previous one
+ * about that long (docs/operator-guide.md "Several processes"). Each poll reads back OVERLAP_MS before the previous one
  * started, so a change stamped by a writer whose clock is a little behind, or committed while the previous
  * poll ran, is not missed; applying a change twice is harmless.
  */

@@ -348,7 +348,7 @@ export class LeaseLedger implements Ledger {
   }
 
   /** Nothing to recover: holds were only in the memory of the process that placed them, and its leases
-   *  expire by themselves. This ledger writes no drain checkpoints (README "Several processes"). */
+   *  expire by themselves. This ledger writes no drain checkpoints (docs/operator-guide.md "Several processes"). */
   recover(): Promise<void> {
     return Promise.resolve();
   }

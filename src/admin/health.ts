@@ -1,5 +1,5 @@
 /**
- * Liveness and readiness (README "Operating the gateway"), without a key, never counted or rate limited.
+ * Liveness and readiness (docs/operator-guide.md "Operating"), without a key, never counted or rate limited.
  * `/healthz` answers 200 whenever the process serves. `/readyz` answers 200 when the store answers a cheap
  * read within a second, no settlement has waited longer than SETTLE_DURABILITY_MS to become durable, at least
  * one upstream is configured (demo mode: the simulator), and the gateway is not draining; otherwise 503

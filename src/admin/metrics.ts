@@ -1,4 +1,4 @@
-/** `GET /metrics` (README "Operating the gateway"): Prometheus text, behind the admin token (routes.ts). */
+/** `GET /metrics` (docs/operator-guide.md "Operating"): Prometheus text, behind the admin token (routes.ts). */
 import type { App } from "../app.ts";
 import type { RouteContext } from "../request/context.ts";
 import { EXPOSITION_CONTENT_TYPE } from "../util/prometheus.ts";

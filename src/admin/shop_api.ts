@@ -1,5 +1,5 @@
 /**
- * The key shop's operator routes (issue 20), behind the admin token like the rest of /admin: packages, payment
+ * The key shop's operator routes, behind the admin token like the rest of /admin: packages, payment
  * methods, keys by chat or hint, a key's ledger, payments (list, confirm a manual one, refund). The operations
  * and their wire format are src/shop/operations.ts, shared with the CLI.
  */

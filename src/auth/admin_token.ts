@@ -1,4 +1,4 @@
-/** The operator API's token (README "Operator API"): `Authorization: Bearer <ADMIN_TOKEN>`, matched exactly. */
+/** The operator API's token (docs/operator-guide.md "Operator API and CLI"): `Authorization: Bearer <ADMIN_TOKEN>`, matched exactly. */
 import { timingSafeEqual } from "../accounts/api_key.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import { bearerToken } from "./authenticate.ts";

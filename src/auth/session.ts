@@ -1,5 +1,5 @@
 /**
- * The key holder's dashboard sessions (issue 19): signing in with the key gives a random session id, which
+ * The key holder's dashboard sessions: signing in with the key gives a random session id, which
  * lives only in the browser's `gw_session` cookie; the store keeps its SHA-256 with the key id and the expiry
  * (Store.putSession), so every process on the store knows it and a sign-out ends it everywhere. A session is
  * good while it has not expired, its key is not revoked and still has the secret it signed in with (a key

@@ -1,6 +1,6 @@
 /**
  * The automatic safety rule behind 429 `api_key_suspended` (spec §3.2, §5, §7.3 "key frozen by a safety rule";
- * README "Errors"): a key whose requests keep being refused for bad input is suspended for a while.
+ * docs/api.md "Errors"): a key whose requests keep being refused for bad input is suspended for a while.
  *
  * Bad input: a 400 refusal of the request itself (`BAD_INPUT`): its body, fields, parameters or destination
  * (an SSRF probe at the page fetch is one). Not counted: a model's refusal (`cyber_refusal`), money and rate

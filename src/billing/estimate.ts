@@ -4,7 +4,7 @@
  * schema's property names are billed too), numbers and literals — plus a fixed overhead per object.
  * Images and files count as large fixed blocks and their (base64) payload is not walked. Deliberately errs
  * high. The walk is iterative with no depth limit: anything the upstream bills must be visible here, or a
- * request could spend beyond its hold (README "Billing").
+ * request could spend beyond its hold (docs/billing.md).
  */
 
 /** Tokens charged for one image block in the estimate. */

@@ -59,7 +59,7 @@ export class Reservation {
 
   /**
    * Charges actual usage and releases the hold. Idempotent: only the first call counts.
-   * The charge never drives the balance below zero (README "Billing", usage beyond the hold): it is capped at the
+   * The charge never drives the balance below zero (docs/billing.md, usage beyond the hold): it is capped at the
    * hold plus the credit no other hold covers; an estimate is capped at the hold itself. What usage
    * priced beyond the cap is the operator's loss, recorded on the usage row as `writtenOff`.
    */

@@ -1,5 +1,5 @@
 /**
- * Low-balance alerts (issue 20): every BOT_ALERT_CHECK_MS the shop hands over the keys whose balance fell
+ * Low-balance alerts: every BOT_ALERT_CHECK_MS the shop hands over the keys whose balance fell
  * below their threshold since their last alert (each once per crossing, marked atomically so two processes
  * never both send), and each goes to its key's chat with a button to buy more.
  */

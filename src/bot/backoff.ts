@@ -1,6 +1,6 @@
 /**
  * Retries for the bot's calls to Telegram at start-up (getMe, setMyCommands, setWebhook) and its polling loop:
- * Telegram unreachable never holds up the gateway (issue 20), so these run in the background, each failure
+ * Telegram unreachable never holds up the gateway, so these run in the background, each failure
  * logged, with a doubling pause (1 s … 5 min) that the gateway's shutdown cuts short.
  */
 import type { Api } from "grammy";

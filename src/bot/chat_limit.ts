@@ -1,5 +1,5 @@
 /**
- * The per-chat command rate (BOT_COMMANDS_PER_MINUTE; issue 20 "abuse"): a burst of that many messages and
+ * The per-chat command rate (BOT_COMMANDS_PER_MINUTE): a burst of that many messages and
  * button presses, then one more every 60/N s, on the gateway's own GCRA limiter (per process). A refused
  * chat is told once per minute at most, so a flood never turns into a flood of refusals.
  */

@@ -1,5 +1,5 @@
 /**
- * Each update once (issue 20): Telegram sends an update again when its webhook call failed or timed out, so
+ * Each update once: Telegram sends an update again when its webhook call failed or timed out, so
  * the first middleware records its update_id in the store (Shop.firstSeen, shared by every process) and
  * drops one seen before.
  */

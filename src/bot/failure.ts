@@ -1,4 +1,4 @@
-/** What a failure says in the bot's log lines (README "Operating the gateway": no secrets in logs). */
+/** What a failure says in the bot's log lines (docs/operator-guide.md "Operating": no secrets in logs). */
 import { GrammyError, HttpError } from "grammy";
 import { GatewayError } from "../errors/gateway_error.ts";
 

@@ -1,5 +1,5 @@
 /**
- * The bot's life beside the gateway (issue 20): built when TELEGRAM_BOT_TOKEN is set; webhook mode when
+ * The bot's life beside the gateway: built when TELEGRAM_BOT_TOKEN is set; webhook mode when
  * TELEGRAM_WEBHOOK_SECRET is set (the route on the gateway's own server, webhook_route.ts), long polling
  * otherwise. Nothing here is awaited by the gateway's start-up or its API: getMe, setMyCommands, setWebhook
  * and polling run in the background, retried with backoff and logged while Telegram is unreachable, and all

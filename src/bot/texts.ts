@@ -1,7 +1,7 @@
 /** The bot's Russian words (spec §1.9): its commands as setMyCommands shows them, help, and the common replies. */
 import { formatUsd } from "../money/usd.ts";
 
-/** The commands every chat sees in Telegram's menu (issue 20's fixed list). */
+/** The commands every chat sees in Telegram's menu (the shop's fixed list). */
 export const COMMANDS = [
   { command: "start", description: "Начать: что умеет бот" },
   { command: "buy", description: "Купить пакет или пополнить ключ" },

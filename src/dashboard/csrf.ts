@@ -1,5 +1,5 @@
 /**
- * CSRF protection of the dashboard's forms (issue 19): every state-changing form carries a hidden `csrf` field
+ * CSRF protection of the dashboard's forms: every state-changing form carries a hidden `csrf` field
  * whose value is the SHA-256 of a secret the browser holds in an HttpOnly, SameSite=Strict cookie — the session
  * id once signed in (`gw_session`), before that a random sign-in nonce (`gw_csrf`, set with the sign-in form).
  * Another site can neither read the cookie nor, therefore, compute the field; and SameSite=Strict keeps the

@@ -1,5 +1,5 @@
 /**
- * The sign-in limit (issue 19): DASHBOARD_LOGIN_FAILURES_PER_MINUTE failed sign-ins per client address — a
+ * The sign-in limit: DASHBOARD_LOGIN_FAILURES_PER_MINUTE failed sign-ins per client address — a
  * burst of that many, then one more every 60/N s (GCRA, src/util/rate_limiter.ts) — after which every sign-in
  * from the address, right key or wrong, is 429 `dashboard_login_rate_limit` with Retry-After until the bucket
  * has room again. In process memory, like the gateway's other request rates: N processes allow N × the figure.

@@ -1,5 +1,5 @@
 /**
- * GET /dashboard (the overview, or the sign-in form when signed out) and the theta switch (issue 19). The overview reads the key as the admin key view
+ * GET /dashboard (the overview, or the sign-in form when signed out) and the theta switch. The overview reads the key as the admin key view
  * does (src/accounts/key_operations.ts keyView), so its balance and open holds are the view's `balance_usd` and
  * `held_usd` to the digit; what was spent this hour and today is what the key's spend caps count
  * (Accounts.spentInWindows). Caps are shown, not edited: the bot sets them. POST /dashboard/theta pauses or

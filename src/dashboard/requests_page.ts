@@ -1,5 +1,5 @@
 /**
- * GET /dashboard/requests (issue 19): the key's usage rows, newest first, REQUESTS_PAGE_SIZE a page, filtered by family,
+ * GET /dashboard/requests: the key's usage rows, newest first, REQUESTS_PAGE_SIZE a page, filtered by family,
  * model, surface (the endpoint), status and stream from a GET form; each row with its reserve, charge, tokens
  * and the request id to quote to support. Rows are read by the usage report's scan (src/reports/report.ts);
  * the `next-page` link carries its signed cursor (src/reports/cursor.ts), bound to the key and the filters and

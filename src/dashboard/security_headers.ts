@@ -1,5 +1,5 @@
 /**
- * The headers on every response under /dashboard (issue 19) — pages, redirects, assets and errors, routed or
+ * The headers on every response under /dashboard — pages, redirects, assets and errors, routed or
  * not (the server adds them by path, src/http/server.ts): a CSP that allows only the gateway's own script and
  * stylesheet (no inline script or style, no framing, forms posting only here), no referrer, no sniffing, and
  * nothing cached (the pages show money and the session's CSRF token).

@@ -1,5 +1,5 @@
 /**
- * Signing in and out of the dashboard (issue 19). POST /dashboard/login takes the key from the form (never a
+ * Signing in and out of the dashboard. POST /dashboard/login takes the key from the form (never a
  * URL, never echoed back, never logged) and answers with the `gw_session` cookie (src/auth/session.ts) and a
  * 303 to /dashboard. Its checks, in order: the body's size (413), the CSRF field against the sign-in nonce
  * (403 csrf_failed), the address's failed sign-ins (429 dashboard_login_rate_limit, for any key), then the

@@ -1,5 +1,5 @@
 /**
- * The usage view's data and charts (issue 19), pure: the key's hourly sums (Store.usageHours) put into 30
+ * The usage view's data and charts, pure: the key's hourly sums (Store.usageHours) put into 30
  * daily buckets (oldest first, ending with today UTC; a day is the sum of its hours) or 48 hourly ones (ending
  * with the current UTC hour), split into series by family/model, and drawn as server-rendered SVG stacked bars
  * — no chart library, no script. Each bucket is a `<g data-testid="chart-point">` with its totals in data

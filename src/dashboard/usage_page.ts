@@ -1,5 +1,5 @@
 /**
- * GET /dashboard/usage?range=days|hours (issue 19): spend and tokens of the last 30 days or 48 hours, split by
+ * GET /dashboard/usage?range=days|hours: spend and tokens of the last 30 days or 48 hours, split by
  * family and model, as two SVG charts and a table with the same numbers (the page needs no script). Read from
  * the store's hourly sums (Store.usageHours: an index range, never a scan of rows), after this process's
  * pending settlements are flushed, as the usage report does.

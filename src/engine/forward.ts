@@ -143,7 +143,8 @@ export async function forward(x: Exchange): Promise<Response> {
  * The stream's pipeline, with callbacks that live as long as the stream. They capture the parts of `x` they
  * use, never `x` itself: V8 keeps the variables a function's closures use in one context they all share, and
  * `x` holds the request's body and IR — a prompt of 32 KB kept ~230 KB per idle stream alive
- * (bench/idle_hold.ts, BENCH_IDLE_PROMPT_BYTES). The encode context carries the request's parameters only.
+ * (docs/performance.md "Idle streams: what one holds"). The encode context carries the request's parameters
+ * only.
  */
 function openStream(
   x: Exchange,

@@ -116,10 +116,10 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
     })
     : undefined;
 
-  // Past a shutdown's grace nothing new is held (README "Graceful shutdown").
+  // Past a shutdown's grace nothing new is held (docs/operator-guide.md "Graceful shutdown").
   const cut = app.inflight.signal;
   if (cut.aborted) throw cut.reason;
-  // A capacity slot before anything is held (README "Errors"), given back when the request settles.
+  // A capacity slot before anything is held (docs/api.md "Errors"), given back when the request settles.
   app.slots.take(isPriority(route.surface, body, call.fields));
   let reservation: Reservation;
   ctx.trace.reserving();

@@ -24,7 +24,7 @@ export interface PipelineDeadline {
 /** A run limit, and what a run it cut before any answer arrived costs and says. */
 export interface RunBound extends RunLimit {
   /**
-   * A family's run limit: the provider ran it, so it is paid for (the input estimate; README "Billing").
+   * A family's run limit: the provider ran it, so it is paid for (the input estimate; docs/billing.md).
    * The generation limit: free — nothing was delivered and no usage came (spec §8.1 p.4 settles on the
    * answer's usage), as the `upstream_timeout` it answers with says.
    */

@@ -1,5 +1,5 @@
 /**
- * How an exchange settles its hold (spec §8.1 p.4; README "Billing"): upstream usage when reported
+ * How an exchange settles its hold (spec §8.1 p.4; docs/billing.md): upstream usage when reported
  * (zero stays zero), otherwise an estimate of what was delivered; a failure before any answer costs nothing.
  * Rules only: the settlement itself goes through the request's one guard (settlement.ts).
  */

@@ -70,8 +70,8 @@ export interface StreamOptions {
   deadline?: PipelineDeadline;
   /**
    * A graceful shutdown's cut (its signal aborted with a GatewayError reason once the grace ran out): the
-   * stream ends then with that error frame, after the text already read, and settles (README "Graceful
-   * shutdown").
+   * stream ends then with that error frame, after the text already read, and settles (docs/operator-guide.md
+   * "Graceful shutdown").
    */
   cut?: CutWatch;
   /** Abort the upstream request (client gone, timeout, failure). */

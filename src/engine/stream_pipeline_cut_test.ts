@@ -1,5 +1,5 @@
 /**
- * StreamPipeline and a graceful shutdown's cut (`StreamOptions.cut`, README "Graceful shutdown"): the stream
+ * StreamPipeline and a graceful shutdown's cut (`StreamOptions.cut`, docs/operator-guide.md "Graceful shutdown"): the stream
  * ends at once with one error frame of the cut's code, after what was sent — while the client reads, while it
  * does not, before the first pull — and reports an error outcome that settles like any stream failing after
  * the 200 (billed for what ran).

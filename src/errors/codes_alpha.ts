@@ -24,7 +24,7 @@ export const ALPHA_CODES = {
     message: "Страница больше 2 МиБ и не может быть загружена.",
     action: "Выберите другой адрес; повтор того же адреса не поможет.",
   },
-  // spec §4.4/spec §8.3 search and fetch: codes the spec leaves open (documented in src/web/README.md)
+  // spec §4.4/spec §8.3 search and fetch: codes the spec leaves open (documented in docs/web.md)
   managed_service_destination_rejected: bad(
     "Адрес страницы отклонён: допускаются только публичные домены по http или https на портах 80 и 443.",
     "Укажите публичный адрес страницы; внутренние адреса, IP-адреса и служебные имена недоступны.",
@@ -51,7 +51,7 @@ export const ALPHA_CODES = {
     message: "Страница не ответила вовремя.",
     action: "Повторите запрос позже или выберите другой адрес.",
   },
-  // spec §7.4 files: codes the spec leaves open (documented in src/files/README.md)
+  // spec §7.4 files: codes the spec leaves open (documented in docs/files.md)
   file_empty: {
     status: 422,
     type: "invalid_request_error",

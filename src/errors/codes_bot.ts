@@ -1,4 +1,4 @@
-/** Codes of the key shop's Telegram bot (src/bot/, issue 20), beyond the spec. */
+/** Codes of the key shop's Telegram bot (src/bot/), beyond the spec. */
 import type { ErrorSpec } from "./error_spec.ts";
 
 export const BOT_CODES = {

@@ -109,7 +109,7 @@ export const COMMON_CODES = {
     message: "Метод не поддерживается для этого пути.",
     action: "Используйте метод из заголовка Allow.",
   },
-  // HTTP-level faults the gateway sees (README "Errors"; larger heads are refused by Deno itself)
+  // HTTP-level faults the gateway sees (docs/api.md "Errors"; larger heads are refused by Deno itself)
   request_body_unreadable: bad(
     "Тело запроса не удалось прочитать: нарушено HTTP-кадрирование (chunked, Content-Length) или поток оборван.",
     "Отправьте тело целиком с корректным Content-Length или chunked-кодированием.",

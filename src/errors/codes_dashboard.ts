@@ -1,4 +1,4 @@
-/** Codes of the key holder's dashboard (src/dashboard/, issue 19), beyond the spec. */
+/** Codes of the key holder's dashboard (src/dashboard/), beyond the spec. */
 import { type ErrorSpec, limit } from "./error_spec.ts";
 
 export const DASHBOARD_CODES = {

@@ -1,4 +1,4 @@
-/** Codes of the key shop (src/shop/, issue 20): its admin API and CLI, and what the bot shows of them. */
+/** Codes of the key shop (src/shop/): its admin API and CLI, and what the bot shows of them. */
 import type { ErrorSpec } from "./error_spec.ts";
 
 const notFound = (message: string, action: string): ErrorSpec => ({

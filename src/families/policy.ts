@@ -1,5 +1,5 @@
 /**
- * Everything that differs between families, behind one interface (README "Where things live"). The engine calls a policy
+ * Everything that differs between families, behind one interface (docs/architecture.md "Where things live"). The engine calls a policy
  * in one fixed order and names no family:
  *   admitKey → answerHeaders → rawBody → (file translation if `translatesFiles`) → request → admitRequest
  *   (async, with the store, before the hold) → dispatch → upstream call (errors through `codes`) →
@@ -62,7 +62,7 @@ export interface UpstreamCallFacts {
 /**
  * A family's bound on one upstream run (gamma/eta, spec §8.4): from the request going out to the answer's
  * last byte. Past it the upstream request is aborted and the request ends with `code` — an HTTP error, or
- * the stream's error frame — billed for the work done (README "Billing").
+ * the stream's error frame — billed for the work done (docs/billing.md).
  */
 export interface RunLimit {
   ms: number;

@@ -1,5 +1,5 @@
 /**
- * Who the client is, for the per-address request limit (README "Configuration", TRUSTED_PROXIES).
+ * Who the client is, for the per-address request limit (docs/configuration.md, TRUSTED_PROXIES).
  *
  * The connection's peer address is the client, unless the peer is one of the trusted proxies: then
  * `X-Forwarded-For` is read from the right (each proxy appends the address it received the request

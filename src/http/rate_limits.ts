@@ -1,6 +1,6 @@
 /**
- * The gateway's own request rates (spec §7.3 `client_ip_rate_limit`, `client_key_rate_limit`; README
- * "Configuration"): a stage of the server (server.ts), run on every key route — generation on every
+ * The gateway's own request rates (spec §7.3 `client_ip_rate_limit`, `client_key_rate_limit`;
+ * docs/configuration.md): a stage of the server (server.ts), run on every key route — generation on every
  * surface, count_tokens, models, files, the web helpers, the usage report — and on no other (admin and
  * unknown paths are not counted). The address is checked before authentication, so a flood of bad keys
  * is refused without hashing them; the key after it. A refused request reaches no handler: nothing is
@@ -8,7 +8,7 @@
  *
  * Per process: each gateway process keeps its own buckets in memory, so N processes behind one balancer
  * admit up to N × the configured rate; the operator sets the per-process figure. A shared store round
- * trip per request would cost more than the gateway's whole added latency (README "Performance"), and
+ * trip per request would cost more than the gateway's whole added latency (docs/performance.md), and
  * today one process serves a DATA_DIR. The limits sit behind `RateLimiter` (src/util/rate_limiter.ts), so
  * a shared implementation (for example one leasing quota from the store in the background) can replace
  * the in-memory one without touching this stage.

@@ -1,5 +1,5 @@
 /**
- * Checks on the request head, before routing and authentication (README "Errors", HTTP level).
+ * Checks on the request head, before routing and authentication (docs/api.md "Errors", HTTP level).
  *
  * Deno's HTTP/1.1 layer itself refuses a head over 64 KiB or with more than 128 header fields (and
  * a malformed head) with a bare `400` and an empty body before the gateway sees the request; these
@@ -20,7 +20,7 @@ export const MAX_HEADER_FIELDS = 100;
  * writes its own fallback authority into `req.url`; it does not tell the handler the HTTP version.
  * So: no usable Host and the URL carries exactly the fallback authority → refused. An HTTP/2
  * request carries its authority in `:authority` (no Host header) and passes, unless that authority
- * is itself the fallback one (README).
+ * is itself the fallback one (docs/api.md "HTTP level").
  */
 export function checkHost(req: Request, url: URL, fallbackHost: string): void {
   const host = req.headers.get("host");

@@ -73,7 +73,7 @@ const admin = (method: string, path: string, handler: Handler): Route<Handler> =
   label: "admin",
 });
 /**
- * The key holder's dashboard (src/dashboard/, issue 19): HTML pages, signed in by the `gw_session` cookie
+ * The key holder's dashboard (src/dashboard/): HTML pages, signed in by the `gw_session` cookie
  * (never a key header); counted and logged under surface `dashboard`.
  */
 const dashboard = (method: string, path: string, handler: SessionHandler): Route<Handler> => ({
@@ -114,7 +114,7 @@ export const ROUTES: Route<Handler>[] = [
   admin("POST", "/admin/keys", adminCreateKey),
   admin("GET", "/admin/keys/:id", adminGetKey),
   admin("POST", "/admin/keys/:id/:action", adminKeyAction),
-  // The key shop (issue 20): src/admin/shop_api.ts.
+  // The key shop: src/admin/shop_api.ts.
   admin("GET", "/admin/keys", adminFindKeys),
   admin("GET", "/admin/keys/:id/ledger", adminKeyLedger),
   admin("GET", "/admin/packages", adminListPackages),
@@ -143,7 +143,7 @@ export const ROUTES: Route<Handler>[] = [
     handler: dashboardAsset,
     label: "dashboard",
   },
-  // The key shop bot's webhook (issue 20): Telegram's secret header is its authentication (src/bot/).
+  // The key shop bot's webhook: Telegram's secret header is its authentication (src/bot/).
   {
     method: "POST",
     path: TELEGRAM_WEBHOOK_PATH,
@@ -152,7 +152,7 @@ export const ROUTES: Route<Handler>[] = [
     handler: telegramWebhook,
     label: "telegram",
   },
-  // README "Operating the gateway": liveness, readiness, and the metrics behind the admin token.
+  // docs/operator-guide.md "Operating": liveness, readiness, and the metrics behind the admin token.
   probe("/healthz", "none", healthz),
   probe("/readyz", "none", readyz),
   probe("/metrics", "admin", metricsHandler),

@@ -46,7 +46,7 @@ export interface ConnectionBounds {
   idleTimeoutMs: number;
 }
 
-/** Production bounds (README, "Connections"). */
+/** Production bounds (docs/api.md "HTTP level"). */
 export const DEFAULT_CONNECTION_BOUNDS: Readonly<ConnectionBounds> = Object.freeze({
   headerTimeoutMs: 10_000,
   idleTimeoutMs: 75_000,

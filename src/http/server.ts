@@ -59,7 +59,7 @@ export function createHandler(app: App): GatewayHandler {
     let keyed: Account | undefined;
     let leave: (() => void) | undefined;
     try {
-      // The head first: before routing and authentication (README "Errors", HTTP level).
+      // The head first: before routing and authentication (docs/api.md "Errors", HTTP level).
       checkHost(req, url, conn.fallbackHost);
       checkHeadSize(req, url);
       if (path !== url.pathname) url.pathname = path; // handlers and the usage row see the merged path

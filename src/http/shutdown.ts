@@ -1,5 +1,5 @@
 /**
- * Graceful shutdown on SIGTERM/SIGINT (README "Graceful shutdown"; spec §7.2 503 "service temporarily down"):
+ * Graceful shutdown on SIGTERM/SIGINT (docs/operator-guide.md "Graceful shutdown"; spec §7.2 503 "service temporarily down"):
  *
  * 1. draining: the listener stays open, `/readyz` answers 503 and every new API request 503
  *    `service_unavailable` (the server's stage, server.ts); admin requests are served. The ledger commits each

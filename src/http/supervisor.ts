@@ -1,5 +1,5 @@
 /**
- * WORKERS=N (README "Several processes"): this process starts N serving processes of the same entry point,
+ * WORKERS=N (docs/operator-guide.md "Several processes"): this process starts N serving processes of the same entry point,
  * each listening on the same port with SO_REUSEPORT (the kernel spreads the connections) and sharing the
  * store, and numbered by GATEWAY_WORKER (the `x-gateway-worker` header). A worker that dies is started again
  * after a second — the others keep serving meanwhile; SIGTERM/SIGINT are passed on, and the supervisor exits

@@ -79,7 +79,8 @@ export interface IRRequest {
 /**
  * A request's parameters without its conversation (`messages`, `system`): all an answer's encoder reads of it
  * (Chat's includeUsage, the tools a call answers to, Responses' echo fields). An encoder lives as long as its
- * stream; holding only this, a stream does not keep its prompt alive (bench/heap_per_stream.ts).
+ * stream; holding only this, a stream does not keep its prompt alive (docs/performance.md "Idle streams: what
+ * one holds").
  */
 export type IRRequestParams = Omit<IRRequest, "messages" | "system">;
 

@@ -9,7 +9,8 @@ const MAX_EVENT_BYTES = 16 * 1024 * 1024;
  * The upstream read buffer: each read gets one twice the size of what the last read brought, a power of two
  * within these bounds — so a burst grows it and a quiet stream (token by token, a few hundred bytes a read)
  * waits on the smallest. An idle stream holds its pending read's buffer: 1 KiB instead of a fixed 4 KiB saved
- * ~2 KB per idle stream (bench/idle_hold.ts). 16 KiB read no faster than 4 KiB under load.
+ * ~2 KB per idle stream (docs/performance.md "Idle streams: what one holds"). 16 KiB read no faster than 4 KiB
+ * under load.
  */
 const MIN_READ_BYTES = 1024;
 const MAX_READ_BYTES = 16 * 1024;
@@ -35,7 +36,7 @@ export interface FrameReader {
  * reader (a PlainStream, src/util/plain_streams.ts, so no BYOB probe throws for it): each read hands over
  * all that one socket read brought, and a pending read holds no buffer of its own. A reader, not a
  * ReadableStream of batches: the stream pipeline is its only consumer, and a stream between them cost each
- * idle stream its own objects and a promise chain (issue 18).
+ * idle stream its own objects and a promise chain.
  */
 export function sseFrameReader(body: ReadableStream<Uint8Array>): FrameReader {
   const decoder = new TextDecoder();

@@ -2,7 +2,7 @@
  * Answers made with all of a request's own headers (RouteContext.headers, which include the ones the HTTP layer
  * puts on every answer): the server does not set those again. Setting a header on a finished `Response` makes
  * Deno 2.9 drop the native response it prepared when the Response was made, and serve it the slower way
- * (bench/RESULTS.md, "JSON path: the gateway's own work": ≈2 µs of serving per JSON answer).
+ * (docs/performance.md, "JSON path: the gateway's own work": ≈2 µs of serving per JSON answer).
  */
 const CARRIES = Symbol("carries the request's headers");
 

@@ -1,5 +1,5 @@
 /**
- * The key shop's operator operations on the wire (issue 20): JSON bodies validated with zod, money as exact
+ * The key shop's operator operations on the wire: JSON bodies validated with zod, money as exact
  * decimal USD strings, times as ISO 8601 — shared by the admin HTTP API (src/admin/shop_api.ts) and the CLI's
  * direct mode (scripts/admin/direct.ts), so both answer alike. The key views are the admin API's
  * (src/accounts/key_operations.ts keyView) with the owner chat.

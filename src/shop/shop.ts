@@ -1,5 +1,5 @@
 /**
- * The key shop's operations (issue 20; spec §1.6, §5.5), shared by the Telegram bot (src/bot/), the admin API
+ * The key shop's operations (spec §1.6, §5.5), shared by the Telegram bot (src/bot/), the admin API
  * (src/admin/shop_api.ts) and the CLI: packages, payment methods, payments credited exactly once, the key
  * ledger, keys by chat, rotation, low-balance alerts and the bot's update-id idempotency. One Shop per process,
  * built from the store and the key table (src/gateway.ts).

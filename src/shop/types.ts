@@ -1,5 +1,5 @@
 /**
- * The key shop's records (issue 20; spec §1.6, §5.5: keys issued by a chat bot): the stored ones are the
+ * The key shop's records (spec §1.6, §5.5: keys issued by a chat bot): the stored ones are the
  * store's (src/store/shop_types.ts), re-exported here; these are the shop's answers.
  */
 import type { Payment } from "../store/shop_types.ts";

@@ -22,7 +22,7 @@ export function keyBytes(key: Deno.KvKey): number {
 
 /**
  * The length of `s` in UTF-8 as the key encoding writes it (each 0x00 one byte more), counted from its UTF-16
- * code units without encoding it: a group commit sizes every row's key (issue 18). A lone surrogate counts as
+ * code units without encoding it: a group commit sizes every row's key. A lone surrogate counts as
  * the 3 bytes of the U+FFFD it is encoded as.
  */
 function escapedUtf8Length(s: string): number {

@@ -57,7 +57,7 @@ export const kvKeys = {
   session: (hash: string) => ["dashboard_session", hash] as const,
   /** A key's request count of one counter over the UTC hour and day (kv_theta.ts). */
   requestCount: (keyId: string, counter: string) => ["request_count", keyId, counter] as const,
-  /** The key shop (shop_store.ts, issue 20): a package by id. */
+  /** The key shop (shop_store.ts): a package by id. */
   shopPackage: (id: string) => ["shop_package", id] as const,
   shopPackagePrefix: () => ["shop_package"] as const,
   /** A payment method by id, once changed: a method never written is its seed (SEED_PAYMENT_METHODS). */

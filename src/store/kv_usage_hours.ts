@@ -1,5 +1,5 @@
 /**
- * A key's usage per UTC hour, family and model on Deno KV (store.ts usageHours; issue 19). Each such hour has
+ * A key's usage per UTC hour, family and model on Deno KV (store.ts usageHours). Each such hour has
  * up to 7 KvU64 counters (kv_keys.ts usageHour): requests, the three token counts, and charged in 32-bit
  * limbs as the money counters are (kv_money.ts: pico-USD pass one u64 beyond 18 million USD). A commit adds
  * to them with KV's atomic `sum` in the same atomic operation as the rows they count: blind writes, so two

@@ -71,7 +71,7 @@ async function openPostgres(url: string, log: Logger): Promise<Store> {
 
 /**
  * The process is the single writer of its KV file: it keeps balances and holds in memory, so a second writer
- * could spend beyond a balance (README "One process per store"). An exclusive advisory lock on a file beside
+ * could spend beyond a balance (docs/operator-guide.md "One process per KV file"). An exclusive advisory lock on a file beside
  * the store refuses the second process at once; the OS drops the lock when the holder dies, kill -9 included,
  * so a crash never leaves a stale lock. Returns the release function.
  */

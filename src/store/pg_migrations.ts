@@ -179,7 +179,7 @@ ALTER TABLE keys
     name: "usage per hour, family and model",
     sql: `
 -- A key's usage summed per UTC hour (its start, Unix ms, as created_at), family and model (store.ts
--- usageHours, issue 19). Every commit adds its rows here in the statement that writes them (pg_store.ts
+-- usageHours). Every commit adds its rows here in the statement that writes them (pg_store.ts
 -- COMMIT_SQL); the primary key serves a key's range of hours.
 CREATE TABLE usage_hours (
   key_id text COLLATE "C" NOT NULL,
@@ -235,7 +235,7 @@ CREATE INDEX commit_batches_age ON commit_batches (committed_at);
     version: 9,
     name: "key shop: packages, payment methods, payments, key ledger, key owners, bot updates",
     sql: `
--- The key shop (issue 20; shop_store.ts, pg_shop.ts, pg_payments.ts). Money is numeric(40,0) pico-USD; a price
+-- The key shop (shop_store.ts, pg_shop.ts, pg_payments.ts). Money is numeric(40,0) pico-USD; a price
 -- is an integer in its currency's smallest unit.
 CREATE TABLE shop_packages (
   id text COLLATE "C" PRIMARY KEY,

@@ -1,5 +1,5 @@
 /**
- * The Store contract of dashboard sessions (store.ts putSession, getSession, deleteSession; issue 19), one
+ * The Store contract of dashboard sessions (store.ts putSession, getSession, deleteSession), one
  * suite for every backend, registered beside the others in kv_store_test.ts and pg_store_test.ts. Expiry is
  * judged against the `now` given, never the clock.
  */

@@ -1,5 +1,5 @@
 /**
- * The store's part of the key shop (issue 20, src/shop/): packages, payment methods, payments, the key ledger,
+ * The store's part of the key shop (src/shop/): packages, payment methods, payments, the key ledger,
  * who owns a key, and the bot's seen updates. On Deno KV (kv_shop.ts, kv_payments.ts) and Postgres
  * (pg_shop.ts, pg_payments.ts), held to one contract (shop_contract.ts, payment_contract.ts).
  *

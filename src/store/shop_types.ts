@@ -1,5 +1,5 @@
 /**
- * The key shop's records (issue 20; spec §1.6, §5.5: keys issued by a chat bot), kept by the store beside the
+ * The key shop's records (spec §1.6, §5.5: keys issued by a chat bot), kept by the store beside the
  * keys (shop_store.ts). Money is pico-USD bigint (src/money/usd.ts); a price is an integer in its currency's
  * smallest unit (XTR: whole Telegram Stars).
  */

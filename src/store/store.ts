@@ -102,7 +102,7 @@ export interface Store extends ShopStore {
   /** Usage rows of one key, newest first. `after` is a continuation from a previous page. */
   listUsage(keyId: string, opts: { limit: number; after?: string }): Promise<UsagePage>;
   /**
-   * A key's hourly usage sums (the dashboard's charts, issue 19): one entry per (hour, family, model) with at
+   * A key's hourly usage sums (the dashboard's charts): one entry per (hour, family, model) with at
    * least one row, for the hours whose start is in [fromMs, toMs) — with hour-aligned bounds, exactly the
    * rows whose `createdAt` is in [fromMs, toMs). Sorted by hour, then family, then model (by bytes). The sums
    * are kept by `commit` in the same atomic write as the rows and read as one index range, never by scanning

@@ -1,6 +1,6 @@
 /**
- * The Store contract of the theta capabilities (store.ts updateThetaPool, watchThetaPool, countRequest;
- * issue 16), one suite for every backend, registered next to leaseContract in kv_store_test.ts and
+ * The Store contract of the theta capabilities (store.ts updateThetaPool, watchThetaPool, countRequest),
+ * one suite for every backend, registered next to leaseContract in kv_store_test.ts and
  * pg_store_test.ts. Counts are judged against the `now` given, never the clock; a watch against a bounded wait.
  */
 import assert from "node:assert/strict";

@@ -141,7 +141,7 @@ export interface UsageRow {
 
 /**
  * A key's usage summed over one UTC clock hour for one family and model (Store.usageHours): kept by the store
- * in the same atomic write as the usage rows it counts, so reading it never scans rows (issue 19).
+ * in the same atomic write as the usage rows it counts, so reading it never scans rows.
  */
 export interface UsageHour {
   /** Start of the UTC hour (Unix ms) holding the rows' `createdAt`. */
@@ -187,7 +187,7 @@ export interface CommitBatch {
   usage: UsageRow[];
   /**
    * Drain checkpoints: the usage row each request still streaming would settle with if it were cut now.
-   * A process killed while draining settles them at its next start (README, durability promise).
+   * A process killed while draining settles them at its next start (docs/billing.md "The ledger and its durability promise").
    */
   open?: UsageRow[];
   /** Request ids whose checkpoint is settled now: deleted together with the money deltas. */

@@ -1,7 +1,7 @@
 /**
  * A store the gateway cannot reach (spec §7.2: 503 "temporarily unavailable") as opposed to a bug: the backend
  * tells its outages apart (a refused or dropped connection, a server shutting down), and the server answers
- * them as 503 `service_unavailable` (README "Errors"); anything else stays an internal error.
+ * them as 503 `service_unavailable` (docs/api.md "Errors"); anything else stays an internal error.
  */
 import type { Store } from "./store.ts";
 

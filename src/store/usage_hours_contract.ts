@@ -1,5 +1,5 @@
 /**
- * The contract of Store.usageHours (issue 19), on every backend: the hourly sums a commit keeps beside the
+ * The contract of Store.usageHours, on every backend: the hourly sums a commit keeps beside the
  * rows it writes. Expected sums are computed from the rows the test wrote (the rows read back agree), never
  * from the store's own sums.
  */

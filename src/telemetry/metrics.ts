@@ -1,5 +1,5 @@
 /**
- * The gateway's metrics (`GET /metrics`, README "Operating the gateway"). Request outcomes and durations are
+ * The gateway's metrics (`GET /metrics`, docs/operator-guide.md "Operating"). Request outcomes and durations are
  * recorded once, where a request ends (request_trace.ts); gauges of open streams and upstream calls move
  * with them; held credit and group commit are read from the ledger when scraped. Label values come from
  * fixed sets (families, surfaces, statuses, error codes), so the series stay bounded.

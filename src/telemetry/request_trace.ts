@@ -1,7 +1,7 @@
 /**
  * What one API request did, filled in as it passes the layers — the server (route, key), the engine (family,
  * model, the upstream call, the settlement) — and reported once when it ends: the request metrics and one log
- * line (README "Operating the gateway"). It ends when the server has its answer, or, for a stream, when the
+ * line (docs/operator-guide.md "Operating"). It ends when the server has its answer, or, for a stream, when the
  * stream ends (`endsWithStream`): counted then, while its log line is built once that answer is written, off
  * the answer's path. Durations run on the monotonic clock (`performance.now`): `app.now` is the wall clock,
  * which tests move. Only identifiers, counts, codes and money are kept: never a key or content.
@@ -132,7 +132,7 @@ export class RequestTrace {
     else line();
   }
 
-  /** The request's log line (README "Operating the gateway"). */
+  /** The request's log line (docs/operator-guide.md "Operating"). */
   #log(o: RequestOutcome, row: UsageRow | undefined): void {
     this.telemetry.log.info("request", {
       request_id: this.requestId,

@@ -1,7 +1,7 @@
 /**
- * OpenTelemetry spans of one request's stages (issue 17: auth, rules, reserve, upstream first byte, stream,
+ * OpenTelemetry spans of one request's stages (auth, rules, reserve, upstream first byte, stream,
  * settle), through Deno's built-in OpenTelemetry: with `OTEL_DENO=true` Deno registers its tracer provider
- * and exports over OTLP as the standard `OTEL_*` variables say (README "Traces"). Without it nothing is
+ * and exports over OTLP as the standard `OTEL_*` variables say (docs/operator-guide.md "Traces"). Without it nothing is
  * created at all, so the hot path pays one branch. Spans carry the request id, surface, family and model —
  * never a key or content. Times are taken by the caller on the monotonic clock and turned into epoch times
  * here, so a stage's span can be opened after the fact from two marks.

@@ -1,5 +1,5 @@
 /**
- * Capacity slots (spec §7.3, README "Errors"): a bound on this process's in-flight upstream generation
+ * Capacity slots (spec §7.3, docs/api.md "Errors"): a bound on this process's in-flight upstream generation
  * requests. Of `max` slots, `reserved` = ceil(max × share) are kept for priority requests: a standard request
  * is admitted only while fewer than max − reserved are busy, a priority request while any slot is free, so the
  * reserved slots are always there for priority traffic. Counted per process: N processes hold N × max.

@@ -31,7 +31,7 @@ export function upstreamHeaders(protocol: ProtocolName, key: string): Record<str
 /**
  * Resolves with the upstream's response head, after at most one retry (retry.ts); rejects on network
  * failure, abort or headers timeout. The headers timeout bounds both attempts together, connecting included:
- * Deno's fetch has no separate connect timeout (README "Errors").
+ * Deno's fetch has no separate connect timeout (docs/api.md "Errors").
  */
 export async function callUpstream(call: UpstreamCall): Promise<UpstreamResponse> {
   const stop = call.headersTimeoutMs === undefined ? () => {} : deadline(

@@ -1,4 +1,4 @@
-/** Which HTTP client the upstream calls use (Config UPSTREAM_CLIENT; README "Upstream connections"). */
+/** Which HTTP client the upstream calls use (Config UPSTREAM_CLIENT; docs/operator-guide.md "Upstream connections"). */
 import { UpstreamConnectError, type UpstreamFetch, WireClient } from "./wire_client.ts";
 
 const PROXY_VARIABLES = ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"];

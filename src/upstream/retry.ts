@@ -1,5 +1,5 @@
 /**
- * One retry of an upstream call (README "Errors"), only before the first byte and only for a failure that is
+ * One retry of an upstream call (docs/api.md "Errors"), only before the first byte and only for a failure that is
  * safe to repeat: the connection could not be made (refused, reset, DNS or TLS failure while connecting — the
  * request was never written), or the upstream answered 502 or 503. Never after a timeout or an abort (the
  * request may be running upstream), never once an answer started (the caller only ever sees a whole head),

@@ -3,7 +3,7 @@
  * Response it uses, which a Response from Deno's fetch (UPSTREAM_CLIENT=fetch) is as it is. The wire client
  * builds a WireResponse instead of a Response: Deno 2.9's Response constructor prepares the native head of a
  * response to be served, ≈3 µs per answer that is never served (4.2 µs for a Response with five
- * headers, 0.8 without, bench/RESULTS.md "Upstream answers without a Response").
+ * headers, 0.8 without, docs/performance.md "Upstream answers without a Response").
  */
 import { concatBytes } from "../util/bytes.ts";
 import { PlainStream } from "../util/plain_streams.ts";

@@ -2,7 +2,7 @@
  * The upstream calls' HTTP/1.1 client: keep-alive connections per origin, each request written in one write,
  * the response read by the HTTP/1.1 module (src/http1, its strict rules) and handed back as a WireResponse
  * (upstream_response.ts: what the engine reads of a Response). Why not Deno's fetch: it costs a proxied JSON
- * request ≈30 µs of CPU more than this client (bench/RESULTS.md "What Deno's fetch costs"), a fifth of the
+ * request ≈30 µs of CPU more than this client (docs/performance.md "What Deno's fetch costs"), a fifth of the
  * gateway's whole cost per request. Plain http and https (TLS with ALPN http/1.1). `UPSTREAM_CLIENT=fetch`, or
  * an HTTP(S)_PROXY in the environment (which fetch honours and this client does not), keeps fetch
  * (src/upstream/client.ts).

@@ -3,7 +3,7 @@
  * registrations every request or every stream makes with something process-wide (the shutdown's cut, the
  * ticker, the connections being drained). Not a Set: a Set that lives long rebuilds its table in the old
  * generation as entries come and go, ≈15 µs of garbage collection per request on the JSON path; nor listeners
- * on an EventTarget, which scans all of them on every add and remove (bench/RESULTS.md, "Told of the
+ * on an EventTarget, which scans all of them on every add and remove (docs/performance.md, "Told of the
  * shutdown's cut").
  */
 

@@ -1,5 +1,5 @@
 /**
- * What a graceful shutdown waits for and then cuts (README "Graceful shutdown"): a count of the work in
+ * What a graceful shutdown waits for and then cuts (docs/operator-guide.md "Graceful shutdown"): a count of the work in
  * flight, one signal that says the cut came, and the work to tell when it does (`onCut`). `drain` waits until
  * nothing is in flight or the grace ran out, then aborts the signal and tells the work still registered —
  * whatever is still in flight ends now, and nothing new starts — and waits, briefly, for it to end.

@@ -3,7 +3,7 @@
  * passed, so a hostile body costs at most one walk of its first `max + 1` levels per branch.
  */
 
-/** Deepest nesting a generation body may have (README "Billing", Estimate). */
+/** Deepest nesting a generation body may have (docs/billing.md, Estimate). */
 export const MAX_BODY_DEPTH = 100;
 
 /** True when `value` nests objects/arrays deeper than `max` levels (the top-level object is level 1). */

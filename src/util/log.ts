@@ -1,7 +1,7 @@
 /**
  * Structured logs: one JSON object per line, `ts`, `level` and `msg` first, then the fields. Lines below the
  * configured level (`LOG_LEVEL`) are dropped before anything is built. Callers pass identifiers, counts and
- * codes, never keys or content (README "Operating the gateway").
+ * codes, never keys or content (docs/operator-guide.md "Operating").
  */
 
 export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;

@@ -3,7 +3,7 @@
  * with fixed label names and fixed buckets, plus values read at scrape time (`collect`). Written here rather
  * than taken from prom-client, which loads cluster, http, https, zlib and perf_hooks at import and hashes a
  * label object into a string on every increment: here a labelled cell is found by one Map lookup per label
- * value and nothing is allocated once it exists (README "Operating the gateway").
+ * value and nothing is allocated once it exists (docs/operator-guide.md "Operating").
  */
 
 type Kind = "counter" | "gauge" | "histogram" | "summary";

@@ -16,7 +16,7 @@ let timer: ReturnType<typeof setInterval> | undefined;
  * The pending `deadline`s, in the order they were set. A request sets one or two and cancels them within
  * milliseconds, so a deadline is a plain record that its cancel empties, dropped by the next sweep: adding a
  * closure to `ticks` and deleting it again cost ~10 µs of CPU per request on the JSON path (garbage
- * collection included; issue 18, bench/RESULTS.md). A cancelled record lets go of its callback at once:
+ * collection included; docs/performance.md). A cancelled record lets go of its callback at once:
  * whatever that holds (a request's body) is not kept alive until the sweep.
  */
 interface Due {

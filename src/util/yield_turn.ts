@@ -7,7 +7,7 @@
  * millisecond resolution (`setTimeout(0)` waits 1–2 ms), and `setImmediate` and promise jobs run before it.
  * A settled `Atomics.waitAsync` resolves from a V8 task, which Deno runs on its next loop turn, after its I/O
  * tasks (a `MessageChannel` message does too, for ≈10 µs, but its port keeps a receive pending).
- * bench/RESULTS.md, "Stream TTFB at c=1".
+ * docs/performance.md, "Stream TTFB at c=1".
  *
  * Deno does not count a pending V8 task as work that keeps the process running: while a turn is awaited, an
  * otherwise idle interval timer is ref'd so that the loop goes on (`Deno.refTimer`, ≈0.1 µs; a timer per turn

@@ -1,5 +1,5 @@
 /**
- * The operator's chat commands (chats in TELEGRAM_ADMIN_CHAT_IDS; issue 20): the admin API's two payment
+ * The operator's chat commands (chats in TELEGRAM_ADMIN_CHAT_IDS): the admin API's two payment
  * actions through the same shop operations — confirm a manual payment (Shop.confirmPayment), refund a payment
  * (Shop.refund: refused first when the key cannot cover it, then the Stars back through Telegram, then the
  * books) — and the payment-method switch. In other chats these commands are unknown: they get help.

@@ -1,5 +1,5 @@
 /**
- * /alerts (issue 20): the low-balance threshold of a key — the bot writes once each time the balance falls
+ * /alerts: the low-balance threshold of a key — the bot writes once each time the balance falls
  * below it (alert_loop.ts); by default 10% of the last purchase's credit.
  */
 import { type Context, InlineKeyboard } from "grammy";

@@ -1,5 +1,5 @@
 /**
- * /balance (issue 20): each of the chat's keys with its balance, the credit held by open requests, and its
+ * /balance: each of the chat's keys with its balance, the credit held by open requests, and its
  * last requests, read back from the usage rows as the usage report and the dashboard read them (src/reports/).
  */
 import type { Context } from "grammy";

@@ -1,5 +1,5 @@
 /**
- * /buy (issue 20): a package (buttons "<name> — <price> <currency>"), the key it tops up when the chat has
+ * /buy: a package (buttons "<name> — <price> <currency>"), the key it tops up when the chat has
  * several, then one of the payment methods available now; Stars get an invoice (XTR, payload = the payment
  * id), a manual method its payment details and the payment id to quote.
  */

@@ -1,5 +1,5 @@
 /**
- * /caps (spec §5.5, issue 20): a key's hourly and daily spend caps and reserve caps, shown and set through
+ * /caps (spec §5.5): a key's hourly and daily spend caps and reserve caps, shown and set through
  * the key operations the admin API uses (applyKeyAction "caps"); the gateway applies them from its next
  * request on. A cap is set by replying to the bot's question with an amount, or «нет» to lift it.
  */

@@ -1,5 +1,5 @@
 /**
- * /keys (issue 20): the chat's keys with their state and balance; rotate (a new secret, same key, balance and
+ * /keys: the chat's keys with their state and balance; rotate (a new secret, same key, balance and
  * settings, the old secret refused from the next request on) and revoke, each behind a confirmation button.
  * Every action finds the key among the chat's own first (chat_keys.ts).
  */

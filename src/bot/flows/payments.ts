@@ -1,5 +1,5 @@
 /**
- * Telegram Stars payments (issue 20): pre_checkout_query answered within Telegram's 10 s after the shop
+ * Telegram Stars payments: pre_checkout_query answered within Telegram's 10 s after the shop
  * re-checks the payment (package active, method available, amount and currency), and successful_payment
  * settled exactly once (Shop.settlePayment is idempotent on the charge id and the payment id). What the
  * buyer is told after a settlement is shared with the admin's /confirm of a manual payment.

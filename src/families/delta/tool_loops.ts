@@ -1,5 +1,5 @@
 /**
- * Gamma/eta client tool loops per key (spec §7.5 `delta_key_pause_limit`; README "Families gamma and eta").
+ * Gamma/eta client tool loops per key (spec §7.5 `delta_key_pause_limit`; docs/families/gamma-eta.md).
  *
  * - An answer that completes with stop reason `tool_calls` (waiting for the client's tool results) opens a
  *   loop for the key, holding that answer's tool call ids; it expires `ttlMs` after that answer ended.

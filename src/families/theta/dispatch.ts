@@ -1,5 +1,5 @@
 /**
- * Theta's `dispatch` (spec §4.7, README "Family theta"): the request waits in the shared account queue for
+ * Theta's `dispatch` (spec §4.7, docs/families/theta.md): the request waits in the shared account queue for
  * its account (account_pool.ts), then runs on it with the requested model — or, when that model's limit is
  * exhausted on the account (a 429 remembered until its Retry-After), with the nearest model that accepts the
  * request (fallback.ts), decided before the first character of the answer. The answer names the requested

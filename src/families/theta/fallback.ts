@@ -1,5 +1,5 @@
 /**
- * Theta's fallback order (spec §4.7, README "Family theta"): when the requested model's limit is exhausted
+ * Theta's fallback order (spec §4.7, docs/families/theta.md): when the requested model's limit is exhausted
  * on the account serving the request, the nearest theta model that accepts the request answers instead.
  * Nearness is the distance in this ranking (strongest first); between two equally near, the stronger one.
  * "Accepts": the model takes the request's images, its input, and its output budget (catalog limits).

@@ -1,6 +1,6 @@
 /**
  * The theta account pool as one shared document (Store.updateThetaPool) and its transitions, pure (spec §4.7,
- * README "Family theta"). Each upstream account serves one key at a time and one request at a time; the
+ * docs/families/theta.md). Each upstream account serves one key at a time and one request at a time; the
  * queue is first come, first served across keys and processes. Every transition first drops what died
  * (holdings and tickets past their expiry: a killed process's) and ends by granting what can be granted, so
  * a release hands the account to the next waiter in the same atomic step.

@@ -1,6 +1,5 @@
 /**
- * The key's own theta request limits (spec §7.6 `customer_hour_limit`, `customer_day_limit`; README "Family
- * theta"): at most `thetaHourlyRequests` theta requests per UTC clock hour and `thetaDailyRequests` per UTC day
+ * The key's own theta request limits (spec §7.6 `customer_hour_limit`, `customer_day_limit`; docs/families/theta.md): at most `thetaHourlyRequests` theta requests per UTC clock hour and `thetaDailyRequests` per UTC day
  * (null: no limit). Counted at admission, after every local rule and before the hold (the policy's
  * `admitRequest`), in one atomic step across processes (Store.countRequest): a request at a full window is
  * refused with Retry-After = seconds until that window ends and is not counted; an admitted one counts in both

@@ -1,5 +1,5 @@
 /**
- * Which client session a theta request belongs to (README "Family theta", the session rule): the first of
+ * Which client session a theta request belongs to (docs/families/theta.md, the session rule): the first of
  * the header `x-session-id` (any client), `x-claude-code-session-id` (Claude Code), `session-id` (Codex CLI),
  * the `session_id` inside a Messages `metadata.user_id` JSON string (Claude Code's body), or else the key
  * itself (../shared/docs/client-request-shapes.md). Bounded: an id longer than 200 characters is cut.

@@ -83,7 +83,7 @@ export async function checkPdfStreams(
       (d) => d.has("Encrypt") || USE_KEYS.some((k) => d.has(k)),
     );
     // Encrypted streams are ciphertext here: this pass cannot measure them, and such a document is
-    // bounded by the extraction process's memory and time limits alone (README, "Extraction").
+    // bounded by the extraction process's memory and time limits alone (docs/files.md "Extraction").
     if (isEncrypted(objs)) return;
     const done = new Set<Stream>();
     // Object streams first (the list grows as their objects are parsed): other streams' filters and

@@ -1,7 +1,7 @@
 /**
  * Extraction in a Deno Worker: the fallback when the gateway may not start processes (no
  * `--allow-run`). One worker per job, terminated afterwards (an idle worker would keep the process
- * alive). Weaker than a process, and said so in src/files/README.md: Deno cannot cap a worker's heap,
+ * alive). Weaker than a process, and said so in docs/files.md: Deno cannot cap a worker's heap,
  * so memory is watched as the growth of the whole gateway's RSS; and Deno 2.9 only ends a terminated
  * worker when it next returns to its event loop (denoland/deno#35657), which the PDF extractor does
  * between pages and the pre-pass between decoding steps.

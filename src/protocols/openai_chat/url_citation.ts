@@ -1,6 +1,6 @@
 /**
  * Chat Completions `url_citation` annotations (protocols §3.5, §5.2): written by the JSON and stream encoders,
- * and read from an upstream answer as the sign that the model searched the web (README "Billing").
+ * and read from an upstream answer as the sign that the model searched the web (docs/billing.md).
  */
 import type { IRCitation } from "../../ir/events.ts";
 import { isObject } from "../../util/json.ts";

@@ -164,7 +164,7 @@ export const CompletionToolCall = z.looseObject({
 /**
  * Every JSON answer is one completion, so it is read by hand-written guards that accept exactly what
  * Completion and CompletionChoice accept (wire_test.ts checks they agree); zod cost ≈0.3 µs per answer
- * (bench/RESULTS.md, "JSON path: the gateway's own work"). `undefined` when the schema would refuse it.
+ * (docs/performance.md, "JSON path: the gateway's own work"). `undefined` when the schema would refuse it.
  */
 export function readCompletion(raw: unknown): Completion | undefined {
   if (!isObject(raw)) return undefined;

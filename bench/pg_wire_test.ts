@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import postgres from "postgres";
-import { PG_SKIP_NOTE, TEST_DATABASE_URL } from "../src/store/pg_test_schema.ts";
+import { PG_SKIP_NOTE, TEST_DATABASE_URL } from "../src/store/testing/pg_test_schema.ts";
 import { Framer, PgWireCounter } from "./pg_wire.ts";
 
 const enc = new TextEncoder();

@@ -13,7 +13,7 @@
  * Postgres run gets a fresh schema, dropped at the end. Without a reachable database the section is skipped.
  */
 import postgres from "postgres";
-import { freshSchema, type TestSchema } from "../src/store/pg_test_schema.ts";
+import { freshSchema, type TestSchema } from "../src/store/testing/pg_test_schema.ts";
 import { describeDatabase } from "../src/store/pg_url.ts";
 import { catProc, childrenOf, type CpuUse, formatCpu, withCpu } from "./cpu.ts";
 import { envNum } from "./env.ts";

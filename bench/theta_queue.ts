@@ -18,7 +18,7 @@
  * are skipped and a previous record of the section is kept.
  */
 import { normalize, type PoolDoc, ticketState } from "../src/families/theta/pool_state.ts";
-import { freshSchema } from "../src/store/pg_test_schema.ts";
+import { freshSchema } from "../src/store/testing/pg_test_schema.ts";
 import type { Store } from "../src/store/store.ts";
 import { catProc, childrenOf, type CpuUse, withCpu } from "./cpu.ts";
 import { percentile } from "./load.ts";

@@ -25,7 +25,7 @@ const ALLOWED: Readonly<Record<string, string>> = {
   // Keyed by the App: one random secret per gateway, gone with it (App cannot name CursorSigner, above it).
   "src/usage/handlers.ts:SIGNERS": "per App",
   // Test support: a contract suite's sequence for unique ids.
-  "src/store/usage_hours_contract.ts:seq": "test support",
+  "src/store/testing/usage_hours_contract.ts:seq": "test support",
 };
 
 /** The repository root; a test passes another one (a small planted tree). */

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { batchId, keyRecord, usageRow } from "../store/test_fixtures.ts";
+import { batchId, keyRecord, usageRow } from "../store/testing/test_fixtures.ts";
 import { KvStore } from "../store/kv_store.ts";
 import type { KeyRecord, UsageRow } from "../store/types.ts";
 import { type Account, Accounts } from "./accounts.ts";

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { GatewayError } from "../errors/gateway_error.ts";
 import { KvStore } from "../store/kv_store.ts";
 import type { Store } from "../store/store.ts";
-import { keyRecord, usageRow } from "../store/test_fixtures.ts";
+import { keyRecord, usageRow } from "../store/testing/test_fixtures.ts";
 import type { KeyRecord } from "../store/types.ts";
 import { type Account, newAccount } from "./account.ts";
 import type { CapCodes } from "./caps.ts";

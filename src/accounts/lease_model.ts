@@ -14,7 +14,7 @@
  */
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { Store } from "../store/store.ts";
-import { keyRecord, usageRow } from "../store/test_fixtures.ts";
+import { keyRecord, usageRow } from "../store/testing/test_fixtures.ts";
 import type {
   Caps,
   CommitBatch,

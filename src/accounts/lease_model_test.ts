@@ -8,7 +8,7 @@
  */
 import { KvStore } from "../store/kv_store.ts";
 import { PgStore } from "../store/pg_store.ts";
-import { freshSchema, PG_SKIP_NOTE, TEST_DATABASE_URL } from "../store/pg_test_schema.ts";
+import { freshSchema, PG_SKIP_NOTE, TEST_DATABASE_URL } from "../store/testing/pg_test_schema.ts";
 import type { Store } from "../store/store.ts";
 import { LeaseModel } from "./lease_model.ts";
 

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { GatewayError } from "../errors/gateway_error.ts";
 import { KvStore } from "../store/kv_store.ts";
-import { keyRecord } from "../store/test_fixtures.ts";
+import { keyRecord } from "../store/testing/test_fixtures.ts";
 import { newAccount } from "./account.ts";
 import type { CapCodes } from "./caps.ts";
 import { LeaseLedger } from "./lease_ledger.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { Account, Accounts } from "../accounts/accounts.ts";
 import { newAccount } from "../accounts/account.ts";
-import { keyRecord } from "../store/test_fixtures.ts";
+import { keyRecord } from "../store/testing/test_fixtures.ts";
 import { Logger } from "../util/log.ts";
 import { isBadInput, SuspensionRule } from "./suspension_rule.ts";
 

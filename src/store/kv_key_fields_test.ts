@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { KvStore } from "./kv_store.ts";
-import { keyRecord } from "./test_fixtures.ts";
+import { keyRecord } from "./testing/test_fixtures.ts";
 
 Deno.test("KV: a key stored before the theta request limits existed reads them as null, in both record formats", async () => {
   const dir = await Deno.makeTempDir({ prefix: "gw-kv-fields-" });

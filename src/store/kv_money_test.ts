@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { keyRecord, usageRow } from "./test_fixtures.ts";
+import { keyRecord, usageRow } from "./testing/test_fixtures.ts";
 import { Accounts } from "../accounts/accounts.ts";
 import { KvStore } from "./kv_store.ts";
 import { kvKeys } from "./kv_keys.ts";

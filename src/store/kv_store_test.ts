@@ -1,19 +1,19 @@
 /** The Store contract on Deno KV (a fresh KV file per test), and what only the KV store promises. */
 import assert from "node:assert/strict";
-import { batchId, keyRecord, usageRow } from "./test_fixtures.ts";
+import { batchId, keyRecord, usageRow } from "./testing/test_fixtures.ts";
 import { KvStore } from "./kv_store.ts";
 import type { LeaseView } from "./types.ts";
-import { filesContract } from "./files_contract.ts";
-import { leaseCommitContract } from "./lease_commit_contract.ts";
-import { leaseContract } from "./lease_contract.ts";
-import { credit, ownedKey, payment, paymentContract } from "./payment_contract.ts";
-import { entry } from "./shop_contract.ts";
-import { sessionContract } from "./session_contract.ts";
-import { shopContract } from "./shop_contract.ts";
-import { thetaContract } from "./theta_contract.ts";
-import { type StoreBackend, storeContract } from "./store_contract.ts";
-import { usageHoursContract } from "./usage_hours_contract.ts";
-import { commitOnceContract, type FaultyLocation, type WriteFault } from "./commit_once_contract.ts";
+import { filesContract } from "./testing/files_contract.ts";
+import { leaseCommitContract } from "./testing/lease_commit_contract.ts";
+import { leaseContract } from "./testing/lease_contract.ts";
+import { credit, ownedKey, payment, paymentContract } from "./testing/payment_contract.ts";
+import { entry } from "./testing/shop_contract.ts";
+import { sessionContract } from "./testing/session_contract.ts";
+import { shopContract } from "./testing/shop_contract.ts";
+import { thetaContract } from "./testing/theta_contract.ts";
+import { type StoreBackend, storeContract } from "./testing/store_contract.ts";
+import { usageHoursContract } from "./testing/usage_hours_contract.ts";
+import { commitOnceContract, type FaultyLocation, type WriteFault } from "./testing/commit_once_contract.ts";
 
 const kv: StoreBackend<FaultyLocation> = {
   name: "kv",

@@ -6,9 +6,9 @@ import assert from "node:assert/strict";
 import { kvKeys } from "./kv_keys.ts";
 import { KvStore } from "./kv_store.ts";
 import { backfillUsageHours } from "./kv_usage_hours.ts";
-import { batchId, usageRow } from "./test_fixtures.ts";
+import { batchId, usageRow } from "./testing/test_fixtures.ts";
 import type { UsageRow } from "./types.ts";
-import { expectedHours } from "./usage_hours_contract.ts";
+import { expectedHours } from "./testing/usage_hours_contract.ts";
 
 const HOUR = 3_600_000;
 const H = Date.UTC(2026, 2, 1, 10);

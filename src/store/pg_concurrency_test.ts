@@ -6,9 +6,9 @@
 import assert from "node:assert/strict";
 import { connect, type Sql } from "./pg_connect.ts";
 import { PgStore } from "./pg_store.ts";
-import { pgTest } from "./pg_test_schema.ts";
-import { HOUR, T } from "./lease_fixtures.ts";
-import { batchId, keyRecord } from "./test_fixtures.ts";
+import { pgTest } from "./testing/pg_test_schema.ts";
+import { HOUR, T } from "./testing/lease_fixtures.ts";
+import { batchId, keyRecord } from "./testing/test_fixtures.ts";
 
 pgTest(
   "processes committing, taking and renewing on the same keys at once, in every order: every sum exact",

@@ -9,19 +9,19 @@ import { connect, type Sql } from "./pg_connect.ts";
 import { migrate, MIGRATIONS } from "./pg_migrations.ts";
 import { PgStore } from "./pg_store.ts";
 import { BATCH_ID_TTL_MS } from "./batch_id.ts";
-import { freshSchema, pgTest, TEST_DATABASE_URL } from "./pg_test_schema.ts";
-import { filesContract } from "./files_contract.ts";
-import { leaseCommitContract } from "./lease_commit_contract.ts";
-import { leaseContract } from "./lease_contract.ts";
-import { T } from "./lease_fixtures.ts";
-import { paymentContract } from "./payment_contract.ts";
-import { sessionContract } from "./session_contract.ts";
-import { shopContract } from "./shop_contract.ts";
-import { thetaContract } from "./theta_contract.ts";
-import { type StoreBackend, storeContract } from "./store_contract.ts";
-import { usageHoursContract } from "./usage_hours_contract.ts";
-import { commitOnceContract, type FaultyLocation, type WriteFault } from "./commit_once_contract.ts";
-import { batchId, keyRecord, usageRow } from "./test_fixtures.ts";
+import { freshSchema, pgTest, TEST_DATABASE_URL } from "./testing/pg_test_schema.ts";
+import { filesContract } from "./testing/files_contract.ts";
+import { leaseCommitContract } from "./testing/lease_commit_contract.ts";
+import { leaseContract } from "./testing/lease_contract.ts";
+import { T } from "./testing/lease_fixtures.ts";
+import { paymentContract } from "./testing/payment_contract.ts";
+import { sessionContract } from "./testing/session_contract.ts";
+import { shopContract } from "./testing/shop_contract.ts";
+import { thetaContract } from "./testing/theta_contract.ts";
+import { type StoreBackend, storeContract } from "./testing/store_contract.ts";
+import { usageHoursContract } from "./testing/usage_hours_contract.ts";
+import { commitOnceContract, type FaultyLocation, type WriteFault } from "./testing/commit_once_contract.ts";
+import { batchId, keyRecord, usageRow } from "./testing/test_fixtures.ts";
 
 const postgres: StoreBackend<FaultyLocation> = {
   name: "postgres",

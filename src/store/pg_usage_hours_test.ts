@@ -7,9 +7,9 @@ import { connect } from "./pg_connect.ts";
 import { migrate, MIGRATIONS } from "./pg_migrations.ts";
 import { columnArrays, unnestOf, USAGE_COLUMNS } from "./pg_rows.ts";
 import { PgStore } from "./pg_store.ts";
-import { pgTest } from "./pg_test_schema.ts";
-import { batchId, usageRow } from "./test_fixtures.ts";
-import { expectedHours } from "./usage_hours_contract.ts";
+import { pgTest } from "./testing/pg_test_schema.ts";
+import { batchId, usageRow } from "./testing/test_fixtures.ts";
+import { expectedHours } from "./testing/usage_hours_contract.ts";
 
 const HOUR = 3_600_000;
 const H = Date.UTC(2026, 2, 1, 10);

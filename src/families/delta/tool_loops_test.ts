@@ -8,7 +8,7 @@ import { GatewayError } from "../../errors/gateway_error.ts";
 import type { IRMessage, IRRequest } from "../../ir/request.ts";
 import { KvStore } from "../../store/kv_store.ts";
 import type { Store, ToolLoopChange } from "../../store/store.ts";
-import { keyRecord } from "../../store/test_fixtures.ts";
+import { keyRecord } from "../../store/testing/test_fixtures.ts";
 import type { AnswerSummary, RequestSession } from "../policy.ts";
 import { Logger } from "../../util/log.ts";
 import { loopChange, type LoopSettings, ToolLoops } from "./tool_loops.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { GatewayError } from "../../errors/gateway_error.ts";
 import { KvStore } from "../../store/kv_store.ts";
-import { keyRecord } from "../../store/test_fixtures.ts";
+import { keyRecord } from "../../store/testing/test_fixtures.ts";
 import type { KeyRecord } from "../../store/types.ts";
 import type { RequestAdmission } from "../policy.ts";
 import { admitThetaRequest } from "./request_limits.ts";

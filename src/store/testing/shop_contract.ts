@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { contractTest, type StoreBackend } from "./store_contract.ts";
 import { funded, T } from "./lease_fixtures.ts";
 import { keyRecord } from "./test_fixtures.ts";
-import { type KeyOwner, type LedgerEntry, type Package, SEED_PAYMENT_METHODS } from "./shop_types.ts";
+import { type KeyOwner, type LedgerEntry, type Package, SEED_PAYMENT_METHODS } from "../shop_types.ts";
 
 const USD = 1_000_000_000_000n;
 

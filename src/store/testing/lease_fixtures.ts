@@ -1,8 +1,8 @@
 /** Shared by the lease contract suites (lease_contract.ts, lease_commit_contract.ts): fixed times and records. */
 import assert from "node:assert/strict";
-import type { Store } from "./store.ts";
+import type { Store } from "../store.ts";
 import { keyRecord } from "./test_fixtures.ts";
-import type { KeyRecord, SharedWindow } from "./types.ts";
+import type { KeyRecord, SharedWindow } from "../types.ts";
 
 export const HOUR = 3_600_000;
 /** 10:30 UTC: the hour window starts at 10:00, the day window at midnight. */

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { contractTest, type StoreBackend } from "./store_contract.ts";
-import type { SessionRecord } from "./types.ts";
+import type { SessionRecord } from "../types.ts";
 
 const T = Date.UTC(2026, 0, 1, 10, 30);
 const HOUR = 3_600_000;

@@ -1,7 +1,7 @@
 /** Records for store, money and account tests: defaults a test overrides with what it is about. */
-import type { StoredFile, ToolLoop } from "./store.ts";
-import type { KeyRecord, UsageRow } from "./types.ts";
-import { idGenerator } from "../util/ids.ts";
+import type { StoredFile, ToolLoop } from "../store.ts";
+import type { KeyRecord, UsageRow } from "../types.ts";
+import { idGenerator } from "../../util/ids.ts";
 
 export function keyRecord(id: string, over: Partial<KeyRecord> = {}): KeyRecord {
   return {

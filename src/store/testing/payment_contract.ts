@@ -8,9 +8,9 @@ import assert from "node:assert/strict";
 import { contractTest, type StoreBackend } from "./store_contract.ts";
 import { funded, T, take } from "./lease_fixtures.ts";
 import { entry, pkg } from "./shop_contract.ts";
-import type { Store } from "./store.ts";
+import type { Store } from "../store.ts";
 import { keyRecord } from "./test_fixtures.ts";
-import type { KeyOwner, Payment, PaymentSettlement } from "./shop_types.ts";
+import type { KeyOwner, Payment, PaymentSettlement } from "../shop_types.ts";
 
 export const payment = (id: string, over: Partial<Payment> = {}): Payment => ({
   id,

@@ -5,9 +5,9 @@
  * a reopen); every store it opened is closed and the location removed at the end.
  */
 import assert from "node:assert/strict";
-import type { Store } from "./store.ts";
+import type { Store } from "../store.ts";
 import { batchId, bytes, file, keyRecord, loop, usageRow } from "./test_fixtures.ts";
-import type { KeyRecord, UsageRow } from "./types.ts";
+import type { KeyRecord, UsageRow } from "../types.ts";
 
 /** Where one test's store lives. */
 export interface StoreLocation {

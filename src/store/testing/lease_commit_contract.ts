@@ -4,10 +4,10 @@
  * (getKeyByHash, keyChanges). Registered next to leaseContract in kv_store_test.ts and pg_store_test.ts.
  */
 import assert from "node:assert/strict";
-import type { Store } from "./store.ts";
+import type { Store } from "../store.ts";
 import { contractTest, type StoreBackend } from "./store_contract.ts";
 import { batchId, keyRecord, usageRow } from "./test_fixtures.ts";
-import type { LeaseView } from "./types.ts";
+import type { LeaseView } from "../types.ts";
 import { byId, funded, HOUR, HOUR_10, min, sum, type Sums, T, take, TTL, win } from "./lease_fixtures.ts";
 
 export function leaseCommitContract(backend: StoreBackend): void {

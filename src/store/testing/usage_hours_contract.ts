@@ -5,9 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { contractTest, type StoreBackend } from "./store_contract.ts";
-import type { Store } from "./store.ts";
+import type { Store } from "../store.ts";
 import { batchId, keyRecord, usageRow } from "./test_fixtures.ts";
-import type { UsageHour, UsageRow } from "./types.ts";
+import type { UsageHour, UsageRow } from "../types.ts";
 
 const HOUR = 3_600_000;
 /** 2026-03-01 10:00 UTC. */

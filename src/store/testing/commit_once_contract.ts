@@ -7,12 +7,12 @@
  * after (the reply lost).
  */
 import assert from "node:assert/strict";
-import { MAX_BATCH_ID } from "./batch_id.ts";
+import { MAX_BATCH_ID } from "../batch_id.ts";
 import { HOUR, HOUR_10, T, take, win } from "./lease_fixtures.ts";
 import { contractTest, type StoreBackend, type StoreLocation } from "./store_contract.ts";
-import type { Store } from "./store.ts";
+import type { Store } from "../store.ts";
 import { batchId, keyRecord, usageRow } from "./test_fixtures.ts";
-import type { CommitBatch } from "./types.ts";
+import type { CommitBatch } from "../types.ts";
 import { allRows, expectedHours } from "./usage_hours_contract.ts";
 
 /** Fails the `nth` write (from 1; 0: none) given to `run` once: before it runs, or `after` it ran. */

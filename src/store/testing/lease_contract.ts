@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { contractTest, type StoreBackend } from "./store_contract.ts";
-import type { LeaseView } from "./types.ts";
+import type { LeaseView } from "../types.ts";
 import { DAY_1, funded, HOUR, HOUR_10, type Sums, T, take, TTL, win } from "./lease_fixtures.ts";
 import { batchId } from "./test_fixtures.ts";
 

@@ -4,9 +4,9 @@
  * pg_store_test.ts. Counts are judged against the `now` given, never the clock; a watch against a bounded wait.
  */
 import assert from "node:assert/strict";
-import type { Store } from "./store.ts";
+import type { Store } from "../store.ts";
 import { contractTest, type StoreBackend } from "./store_contract.ts";
-import type { ThetaPoolDoc } from "./types.ts";
+import type { ThetaPoolDoc } from "../types.ts";
 
 const HOUR = 3_600_000;
 /** 10:30 UTC on a day: the hour window starts at 10:00, the day window at midnight. */

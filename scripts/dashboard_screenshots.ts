@@ -1,15 +1,15 @@
 /**
  * The dashboard screenshots of docs/operator-guide.md: docs/dashboard/overview.png and docs/dashboard/usage.png.
- * A test gateway and simulator (tests/harness.ts), one key with 30 days of usage on four models of three
+ * A test gateway and simulator (tests/support/harness.ts), one key with 30 days of usage on four models of three
  * families, each request made with the gateway's clock (app.now) set back to its day, so its usage row and the
- * hourly rollup are dated then; then Debian's Chromium (tests/browser.ts) signs in and photographs the overview
+ * hourly rollup are dated then; then Debian's Chromium (tests/support/browser.ts) signs in and photographs the overview
  * and the 30-day spend chart. The same seed gives the same picture apart from the dates. The overview's spend
  * this hour and today count settlements by the caps' own clock, the real one: there the whole history is
  * this hour's.
  *   npx -y deno@2 run -A --unstable-kv --unstable-no-legacy-abort scripts/dashboard_screenshots.ts
  */
-import { launchChromium, signIn, watchedPage } from "../tests/browser.ts";
-import { post, withGateway } from "../tests/harness.ts";
+import { launchChromium, signIn, watchedPage } from "../tests/support/browser.ts";
+import { post, withGateway } from "../tests/support/harness.ts";
 
 const OUT = "docs/dashboard";
 const DAY_MS = 86_400_000;

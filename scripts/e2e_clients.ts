@@ -18,7 +18,7 @@
  * FILTER, e.g. `codex k3`). Env: E2E_TIMEOUT_MS (120000), E2E_KEEP=1 keeps each case's temp HOME / work dir.
  * Evidence of every case (exchanges, client output, upstream requests) goes to .e2e-clients/runs/<stamp>/.
  */
-import { assertLedgerIdentity, startTestGateway, type TestGateway } from "../tests/harness.ts";
+import { assertLedgerIdentity, startTestGateway, type TestGateway } from "../tests/support/harness.ts";
 import { writeDirective } from "../sim/write_task.ts";
 import { ensureClients, type Installed } from "./e2e/install.ts";
 import { runClient, type RunResult } from "./e2e/run.ts";

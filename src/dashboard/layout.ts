@@ -2,7 +2,8 @@
  * The frame of every dashboard page (Russian, spec §1.9): the head with the gateway's own stylesheet and
  * script (no inline ones: the CSP forbids them), and, when signed in, the key's hint, the navigation and the
  * sign-out form (its button `data-testid="logout"`, on every signed-in page). The empty icon keeps the
- * browser from asking for /favicon.ico, a 404 it reports as a console error (tests/dashboard_browser_test.ts).
+ * browser from asking for /favicon.ico, a 404 it reports as a console error
+ * (tests/dashboard/dashboard_browser_test.ts).
  */
 import { type Html, html } from "../util/html.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { parseExposition } from "../../tests/prometheus_text.ts";
+import { parseExposition } from "../../tests/support/prometheus_text.ts";
 import { Registry } from "./prometheus.ts";
 
 Deno.test("registry renders counters, gauges, histograms and collected values as valid exposition text", () => {

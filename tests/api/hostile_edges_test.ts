@@ -1,0 +1,860 @@
+/**
+ * Issue 10 "Hardening", the edges (items 5–13): hostile requests at the HTTP level and at the edges of
+ * the API. HTTP-level cases go over raw TCP to 127.0.0.1 (chunk extensions, missing Host, huge heads,
+ * unfinished heads); every loop is bounded in count and time, every socket is loopback.
+ */
+import assert from "node:assert/strict";
+import { type Simulator, startSimulator } from "../../sim/server.ts";
+import { parseConfig } from "../../src/config/env.ts";
+import { startGateway } from "../../src/gateway.ts";
+import {
+  connectionDeadlinesSupported,
+  DEFAULT_CONNECTION_BOUNDS,
+  fallbackHostFor,
+  serveGateway,
+} from "../../src/http/serve.ts";
+import { MAX_HEADER_BYTES, MAX_HEADER_FIELDS, MAX_TARGET_BYTES } from "../../src/http/request_head.ts";
+import { Logger } from "../../src/util/log.ts";
+import { ADMIN_TOKEN, ANTHROPIC_HEADERS, post, type TestGateway, withGateway } from "../support/harness.ts";
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------------------------------------
+// Raw HTTP/1.1 over TCP (loopback only)
+
+interface RawResult {
+  /** Parsed response, when a complete one arrived. */
+  status?: number;
+  headers?: Headers;
+  body?: string;
+  /** Bytes received before the connection ended or the read stopped. */
+  received: number;
+  /** The server closed (EOF or reset) before `timeoutMs`. */
+  closed: boolean;
+  /** ms from the first write to the end of reading. */
+  elapsedMs: number;
+}
+
+function parseResponse(buf: Uint8Array): { status: number; headers: Headers; body: string } | undefined {
+  const text = dec.decode(buf);
+  const end = text.indexOf("\r\n\r\n");
+  if (end < 0) return undefined;
+  const [statusLine, ...lines] = text.slice(0, end).split("\r\n");
+  const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine!)?.[1]);
+  const headers = new Headers();
+  for (const l of lines) {
+    const i = l.indexOf(":");
+    headers.append(l.slice(0, i).trim(), l.slice(i + 1).trim());
+  }
+  const length = Number(headers.get("content-length") ?? NaN);
+  const bodyBytes = enc.encode(text.slice(end + 4));
+  if (!Number.isFinite(length) || bodyBytes.length < length) return undefined;
+  return { status, headers, body: dec.decode(bodyBytes.subarray(0, length)) };
+}
+
+/**
+ * Writes `parts` (with `gapMs` between them), then reads until one complete response arrived (or,
+ * with `untilClose`, until the server closes), or `timeoutMs` passed. Write errors are ignored (the
+ * server may refuse and close while a large head is still being sent).
+ */
+async function rawHttp(
+  port: number,
+  parts: (string | Uint8Array)[],
+  opts: { gapMs?: number; timeoutMs?: number; untilClose?: boolean; closeWrite?: boolean } = {},
+): Promise<RawResult> {
+  const timeoutMs = opts.timeoutMs ?? 5_000;
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  const t0 = performance.now();
+  let stop = false;
+  const writer = (async () => {
+    for (let i = 0; i < parts.length && !stop; i++) {
+      if (i > 0 && opts.gapMs) await sleep(opts.gapMs);
+      const p = parts[i]!;
+      const bytes = typeof p === "string" ? enc.encode(p) : p;
+      try {
+        for (let off = 0; off < bytes.length && !stop;) off += await conn.write(bytes.subarray(off));
+      } catch {
+        return;
+      }
+    }
+    if (opts.closeWrite) await conn.closeWrite().catch(() => {});
+  })();
+  const chunks: Uint8Array[] = [];
+  let received = 0;
+  let closed = false;
+  let parsed: ReturnType<typeof parseResponse>;
+  const timer = setTimeout(() => {
+    stop = true;
+    try {
+      conn.close();
+    } catch { /* closed */ }
+  }, timeoutMs);
+  const buf = new Uint8Array(64 * 1024);
+  try {
+    for (;;) {
+      const n = await conn.read(buf);
+      if (n === null) {
+        closed = !stop;
+        break;
+      }
+      chunks.push(buf.slice(0, n));
+      received += n;
+      const all = new Uint8Array(received);
+      let off = 0;
+      for (const c of chunks) all.set(c, off), off += c.length;
+      parsed = parseResponse(all);
+      if (parsed && !opts.untilClose) break;
+    }
+  } catch {
+    closed = !stop; // reset by the server, not our own timeout close
+  }
+  const elapsedMs = performance.now() - t0;
+  clearTimeout(timer);
+  stop = true;
+  try {
+    conn.close();
+  } catch { /* closed */ }
+  await writer;
+  return { ...parsed, received, closed, elapsedMs };
+}
+
+const head = (lines: string[]) => lines.join("\r\n") + "\r\n\r\n";
+
+/** The §7.1 envelope checks shared by every gateway-rendered error below. */
+function assertEnvelope(
+  r: { status?: number; headers?: Headers; body?: string },
+  status: number,
+  code: string,
+  env: "openai" | "anthropic" | "detail" | "auth",
+  param?: string | null,
+) {
+  const where = `${status} ${code}: ${r.status} ${r.body?.slice(0, 400)}`;
+  assert.equal(r.status, status, where);
+  const json = JSON.parse(r.body ?? "null");
+  const rid = r.headers?.get("request-id");
+  assert.match(rid ?? "", /^req_[A-Za-z0-9]+$/, where);
+  assert.equal(json.request_id, rid, where);
+  const err = env === "detail" ? json.detail?.error : json.error;
+  assert.ok(err, where);
+  assert.equal(err.code, code, where);
+  assert.equal(err.request_id, rid, where);
+  assert.ok(err.message.endsWith(`[${code} · ${rid}]`), where);
+  assert.match(err.message, /[а-яё]/i, where);
+  assert.match(err.action, /[а-яё]/i, where);
+  if (param !== undefined) assert.equal(err.param, param, where);
+  if (env === "anthropic") assert.equal(json.type, "error", where);
+  else assert.equal(json.type, undefined, where);
+  if (env === "detail") assert.equal(json.error, undefined, where);
+  if (env === "openai" || env === "anthropic") assert.equal(json.detail, undefined, where);
+  if (env === "auth") assert.deepEqual(json.detail?.error, err, where);
+}
+
+const portOf = (t: TestGateway) => t.gw.port;
+
+// ---------------------------------------------------------------------------------------------
+// Item 5: file ids of a shape never issued (3,000 characters overflowed the KV key → 500)
+
+Deno.test("edges 5: an over-long or malformed file id is 404 file_not_found on GET, /content and DELETE", () =>
+  withGateway(async (t) => {
+    const { key } = await t.newKey("1.00");
+    const auth = { authorization: `Bearer ${key}` };
+    const ids = [
+      "file_" + "a".repeat(3000),
+      "file_" + "0".repeat(3000),
+      "file_" + "0".repeat(25),
+      "file_" + "A".repeat(24),
+      "file_%00" + "0".repeat(22),
+      "x".repeat(2000),
+    ];
+    for (const id of ids) {
+      for (
+        const [method, path] of [
+          ["GET", `/v1/files/${id}`],
+          ["GET", `/v1/files/${id}/content`],
+          ["DELETE", `/v1/files/${id}`],
+        ] as const
+      ) {
+        const res = await fetch(t.url + path, { method, headers: auth });
+        const body = await res.text();
+        assertEnvelope(
+          { status: res.status, headers: res.headers, body },
+          404,
+          "file_not_found",
+          "detail",
+          "file_id",
+        );
+      }
+    }
+    // The same ids referenced from a generation body: 404 file_not_found, never a 500.
+    for (const id of ids) {
+      const res = await post(t.url + "/v1/chat/completions", key, {
+        model: "k3",
+        messages: [{
+          role: "user",
+          content: [{ type: "text", text: "x" }, { type: "input_file", file_id: id }],
+        }],
+      });
+      const body = await res.json();
+      assert.equal(res.status, 404, `${id.slice(0, 20)}: ${JSON.stringify(body)}`);
+      assert.equal(body.error.code, "file_not_found");
+    }
+    // A real id still works after all that.
+    const form = new FormData();
+    form.append("file", new File(["hello"], "a.txt", { type: "text/plain" }));
+    const up = await fetch(t.url + "/v1/files", { method: "POST", headers: auth, body: form });
+    const file = await up.json();
+    assert.equal(up.status, 200, JSON.stringify(file));
+    assert.match(file.id, /^file_[0-9a-f]{24}$/);
+    const got = await fetch(t.url + `/v1/files/${file.id}`, { headers: auth });
+    assert.equal(got.status, 200);
+    await got.body?.cancel();
+  }));
+
+// ---------------------------------------------------------------------------------------------
+// Item 6: body stream failures are the client's: 400, never 500
+
+Deno.test("edges 6: broken chunked framing and cut bodies answer 400 request_body_unreadable (413 unchanged)", () =>
+  withGateway(async (t) => {
+    const { id, key } = await t.newKey("1.00");
+    const port = portOf(t);
+    const chunkedHead = (path: string, extra: string[] = []) =>
+      head([
+        `POST ${path} HTTP/1.1`,
+        "Host: 127.0.0.1",
+        `Authorization: Bearer ${key}`,
+        "Content-Type: application/json",
+        "Transfer-Encoding: chunked",
+        ...extra,
+      ]);
+    const bodies: [string, string][] = [
+      ["100,000-character chunk extension", "5;" + "e".repeat(100_000) + '\r\n{"a":\r\n0\r\n\r\n'],
+      ["chunk-size overflow", "FFFFFFFFFFFFFFFFFFFFFFFF\r\n{}\r\n0\r\n\r\n"],
+      ["chunk size not hex", "zz\r\n{}\r\n0\r\n\r\n"],
+    ];
+    const surfaces: [string, "openai" | "anthropic" | "detail", string, string[]][] = [
+      ["/v1/chat/completions", "openai", "request_body_unreadable", []],
+      ["/v1/messages", "anthropic", "request_body_unreadable", ["anthropic-version: 2023-06-01"]],
+      ["/v1/responses", "openai", "request_body_unreadable", []],
+      ["/v1/messages/count_tokens", "anthropic", "request_body_unreadable", [
+        "anthropic-version: 2023-06-01",
+      ]],
+      ["/v1/alpha/search", "openai", "invalid_managed_service_request", []],
+    ];
+    for (const [name, body] of bodies) {
+      for (const [path, env, code, extra] of surfaces) {
+        // The head first, the broken body a moment later: the gateway is already reading it.
+        const r = await rawHttp(port, [chunkedHead(path, extra), body], { gapMs: 150 });
+        assertEnvelope(r, 400, code, env, null);
+        assert.ok(!r.body!.includes("internal_error"), `${name} ${path}`);
+      }
+    }
+    // A chunk size that overflows any integer after data the gateway has already started reading: the head and a
+    // valid first chunk in one write (a large one, so Deno hands the request over before the rest), the size
+    // later. Whole in one packet, Deno refuses it before any handler runs (the next test).
+    const large = "[" + " ".repeat(200_000) + "]";
+    const overflows: [string, string][] = [
+      [`2\r\n{}\r\n`, "FFFFFFFFFFFFFFFFFFFFFFFF\r\n{}\r\n0\r\n\r\n"],
+      [`${large.length.toString(16)}\r\n${large}\r\n`, "100000000000000000000\r\nxx\r\n0\r\n\r\n"],
+    ];
+    for (const [first, rest] of overflows) {
+      for (const [path, env, code, extra] of surfaces) {
+        if (first.length > 100_000 && path === "/v1/alpha/search") continue; // over search's own body bound: 413
+        const r = await rawHttp(port, [chunkedHead(path, extra) + first, rest], { gapMs: 150 });
+        assertEnvelope(r, 400, code, env, null);
+      }
+    }
+    // An upload whose multipart body stream breaks: the same 400 in the files envelope.
+    const upload = head([
+      "POST /v1/files HTTP/1.1",
+      "Host: 127.0.0.1",
+      `Authorization: Bearer ${key}`,
+      "Content-Type: multipart/form-data; boundary=xyz",
+      "Transfer-Encoding: chunked",
+    ]);
+    const up = await rawHttp(port, [upload, "FFFFFFFFFFFFFFFFFFFFFFFF\r\nxx\r\n"], { gapMs: 150 });
+    assertEnvelope(up, 400, "request_body_unreadable", "detail", null);
+    // A body shorter than its Content-Length, then the client half-closes: 400 as well.
+    const cut = await rawHttp(port, [
+      head([
+        "POST /v1/chat/completions HTTP/1.1",
+        "Host: 127.0.0.1",
+        `Authorization: Bearer ${key}`,
+        "Content-Length: 100",
+      ]),
+      '{"model":',
+    ], { gapMs: 100, closeWrite: true });
+    assertEnvelope(cut, 400, "request_body_unreadable", "openai", null);
+    // The size limit keeps its 413, counted on the wire without Content-Length.
+    const big = await fetch(t.url + "/v1/chat/completions", {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: new ReadableStream({
+        start(c) {
+          for (let i = 0; i < 40; i++) c.enqueue(new Uint8Array(100_000).fill(0x20));
+          c.close();
+        },
+      }),
+      duplex: "half",
+    } as RequestInit);
+    assert.equal(big.status, 413);
+    assert.equal((await big.json()).error.code, "request_body_too_large");
+    const acc = await t.admin("GET", `/admin/keys/${id}`);
+    assert.equal(acc.json.spent_usd, "0.00");
+    assert.equal(acc.json.held_usd, "0.00");
+  }, { BODY_LIMIT_BYTES: "2000000" }));
+
+Deno.test("edges 6: framing broken inside the very first packet is refused by Deno itself (documented)", () =>
+  withGateway(async (t) => {
+    // Deno pre-reads a body that arrives with its head; a broken one closes the connection before
+    // any handler runs (docs/api.md "Errors", HTTP level). Nothing reaches the gateway: no 500 either.
+    const r = await rawHttp(portOf(t), [
+      head([
+        "POST /v1/chat/completions HTTP/1.1",
+        "Host: 127.0.0.1",
+        "Transfer-Encoding: chunked",
+      ]) + "FFFFFFFFFFFFFFFFFFFFFFFF\r\n{}\r\n0\r\n\r\n",
+    ], { untilClose: true, timeoutMs: 3_000 });
+    assert.equal(r.closed, true);
+    assert.equal(r.received, 0);
+  }));
+
+// ---------------------------------------------------------------------------------------------
+// Item 7: oversized heads
+
+Deno.test("edges 7: heads the gateway sees get 414 / 431 in the §7.1 envelope", () =>
+  withGateway(async (t) => {
+    const port = portOf(t);
+    const base = ["Host: 127.0.0.1", "Connection: close"];
+    const longPath = "/v1/chat/completions?x=" + "a".repeat(MAX_TARGET_BYTES);
+    assert.ok(longPath.length < 60_000);
+    const cases: [string, string, number, string, "openai" | "anthropic" | "detail"][] = [
+      ["10 KB path", `POST ${longPath} HTTP/1.1`, 414, "request_uri_too_long", "openai"],
+      [
+        "10 KB files path",
+        `GET /v1/files/file_${"0".repeat(10_000)} HTTP/1.1`,
+        414,
+        "request_uri_too_long",
+        "detail",
+      ],
+      ["10 KB unknown path", `GET /${"p".repeat(10_000)} HTTP/1.1`, 414, "request_uri_too_long", "openai"],
+    ];
+    for (const [name, line, status, code, env] of cases) {
+      const r = await rawHttp(port, [head([line, ...base])]);
+      assertEnvelope(r, status, code, env, null);
+      assert.ok(r.status, name);
+    }
+    const bigValue = head([
+      "POST /v1/messages HTTP/1.1",
+      ...base,
+      `X-Big: ${"v".repeat(MAX_HEADER_BYTES + 8_000)}`,
+    ]);
+    assertEnvelope(
+      await rawHttp(port, [bigValue]),
+      431,
+      "request_header_fields_too_large",
+      "anthropic",
+      null,
+    );
+    const manyHeaders = head([
+      "GET /v1/models HTTP/1.1",
+      ...base,
+      ...Array.from({ length: MAX_HEADER_FIELDS + 10 }, (_, i) => `X-H${i}: v`),
+    ]);
+    assertEnvelope(
+      await rawHttp(port, [manyHeaders]),
+      431,
+      "request_header_fields_too_large",
+      "openai",
+      null,
+    );
+    // Just under the bounds: the request goes on (to authentication here).
+    const fine = head([
+      "GET /v1/models HTTP/1.1",
+      ...base,
+      `X-Big: ${"v".repeat(MAX_HEADER_BYTES - 2_000)}`,
+      ...Array.from({ length: MAX_HEADER_FIELDS - 10 }, (_, i) => `X-H${i}: v`),
+    ]);
+    assertEnvelope(await rawHttp(port, [fine]), 401, "missing_api_key", "auth");
+  }));
+
+Deno.test("edges 7: heads Deno refuses before the gateway: bare 400, empty body, closed (documented)", () =>
+  withGateway(async (t) => {
+    const port = portOf(t);
+    const base = ["Host: 127.0.0.1"];
+    const cases: [string, string][] = [
+      ["100 KB header value", head(["GET /v1/models HTTP/1.1", ...base, `X-Big: ${"v".repeat(100_000)}`])],
+      ["1 MB header value", head(["GET /v1/models HTTP/1.1", ...base, `X-Big: ${"v".repeat(1_000_000)}`])],
+      [
+        "5,000 headers",
+        head(["GET /v1/models HTTP/1.1", ...base, ...Array.from({ length: 5_000 }, (_, i) => `X-H${i}: v`)]),
+      ],
+      ["100 KB path", head([`GET /${"p".repeat(100_000)} HTTP/1.1`, ...base])],
+    ];
+    for (const [name, raw] of cases) {
+      const r = await rawHttp(port, [raw], { untilClose: true, timeoutMs: 5_000 });
+      assert.equal(r.status, 400, name);
+      assert.equal(r.headers?.get("content-length"), "0", name);
+      assert.equal(r.body, "", name);
+      assert.equal(r.closed, true, name);
+    }
+  }));
+
+// ---------------------------------------------------------------------------------------------
+// Item 8: unfinished heads and idle connections are closed after a bound
+
+async function withShortDeadlines(
+  fn: (url: string, port: number, newKey: () => Promise<string>, sim: Simulator) => Promise<void>,
+  bounds = { headerTimeoutMs: 400, idleTimeoutMs: 800 },
+  env: Record<string, string> = {},
+) {
+  const sim = await startSimulator();
+  const gw = await startGateway(
+    parseConfig({
+      ...env,
+      PORT: "0",
+      HOST: "127.0.0.1",
+      DATABASE_URL: "memory",
+      LOG_LEVEL: "error",
+      ADMIN_TOKEN,
+      ALPHA_UPSTREAM_URL: sim.url,
+      BETA_UPSTREAM_URL: sim.url,
+      DELTA_UPSTREAM_URL: sim.url,
+      THETA_UPSTREAM_URL: sim.url,
+      THETA_UPSTREAM_KEYS: "k1",
+    }),
+    { connection: bounds },
+  );
+  const newKey = async () => {
+    const res = await fetch(gw.url + "/admin/keys", {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ balance_usd: "1.00" }),
+    });
+    return (await res.json()).key as string;
+  };
+  try {
+    await fn(gw.url, gw.port, newKey, sim);
+  } finally {
+    await gw.close();
+    await sim.close();
+  }
+}
+
+Deno.test("edges 8: the production bounds are the documented ones, and enforced on this Deno", () => {
+  assert.deepEqual({ ...DEFAULT_CONNECTION_BOUNDS }, { headerTimeoutMs: 10_000, idleTimeoutMs: 75_000 });
+  assert.equal(connectionDeadlinesSupported(), true);
+});
+
+Deno.test("edges 8: the fallback without the entry point is plain Deno.serve (same handler contract)", async () => {
+  const seen: string[] = [];
+  const server = serveGateway(
+    { hostname: "127.0.0.1", port: 0, plain: true, log: new Logger("warn") },
+    (req, conn) => {
+      seen.push(`${new URL(req.url).host} ${conn.fallbackHost}`);
+      return Promise.resolve(new Response("ok"));
+    },
+  );
+  try {
+    assert.equal(server.deadlines, false);
+    const r = await rawHttp(server.addr.port, [head(["GET / HTTP/1.1", "Connection: close"])]);
+    assert.equal(r.status, 200);
+    const fallback = `localhost:${server.addr.port}`;
+    assert.deepEqual(seen, [`${fallback} ${fallback}`]);
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("edges 8: 60 connections that never finish their heads are closed after the header bound", () =>
+  withShortDeadlines(async (url, port) => {
+    const started = performance.now();
+    const partial = "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: applic";
+    // 50 send a partial head once; 10 keep dribbling one byte every 100 ms (slowloris).
+    const silent = Array.from(
+      { length: 50 },
+      () => rawHttp(port, [partial], { untilClose: true, timeoutMs: 4_000 }),
+    );
+    const dribble = Array.from(
+      { length: 10 },
+      () =>
+        rawHttp(port, [partial, ...Array.from({ length: 30 }, () => "x")], {
+          gapMs: 100,
+          untilClose: true,
+          timeoutMs: 4_000,
+        }),
+    );
+    // Meanwhile an ordinary request is served.
+    await sleep(100);
+    const ok = await fetch(url + "/v1/models");
+    assert.equal(ok.status, 401);
+    await ok.body?.cancel();
+    const results = await Promise.all([...silent, ...dribble]);
+    for (const [i, r] of results.entries()) {
+      assert.equal(r.closed, true, `connection ${i} still open after ${Math.round(r.elapsedMs)} ms`);
+      assert.equal(r.received, 0, `connection ${i} got bytes`);
+      assert.ok(r.elapsedMs >= 300 && r.elapsedMs < 2_500, `connection ${i}: ${Math.round(r.elapsedMs)} ms`);
+    }
+    assert.ok(performance.now() - started < 4_000);
+  }));
+
+Deno.test("edges 8: HTTP_CONNECTION_DEADLINES=off serves on plain Deno.serve: heads and idle are the proxy's to bound", () =>
+  withShortDeadlines(
+    async (url, port) => {
+      const partial = "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: applic";
+      // Three times the header bound: still open, nothing sent (the default closes it within the bound).
+      const unfinished = rawHttp(port, [partial], { untilClose: true, timeoutMs: 1_200 });
+      const ok = await fetch(url + "/v1/models");
+      assert.equal(ok.status, 401);
+      await ok.body?.cancel();
+      const r = await unfinished;
+      assert.equal(r.closed, false, `closed after ${Math.round(r.elapsedMs)} ms`);
+      assert.equal(r.received, 0);
+    },
+    { headerTimeoutMs: 400, idleTimeoutMs: 400 },
+    { HTTP_CONNECTION_DEADLINES: "off" },
+  ));
+
+Deno.test("edges 8: an idle keep-alive connection is closed after the idle bound; requests in progress are not cut", () =>
+  withShortDeadlines(async (_url, port, newKey) => {
+    const key = await newKey();
+    // One complete request, then silence: the answer comes, then the close after ~800 ms.
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+    try {
+      await conn.write(enc.encode(head(["GET /v1/models HTTP/1.1", "Host: 127.0.0.1"])));
+      const buf = new Uint8Array(64 * 1024);
+      const t0 = performance.now();
+      const n = await conn.read(buf);
+      assert.ok(n !== null && dec.decode(buf.subarray(0, n)).startsWith("HTTP/1.1 401"));
+      const closeDeadline = setTimeout(() => conn.close(), 4_000);
+      const eof = await conn.read(buf).catch(() => null);
+      clearTimeout(closeDeadline);
+      const idle = performance.now() - t0;
+      assert.equal(eof, null);
+      assert.ok(idle >= 700 && idle < 2_500, `closed after ${Math.round(idle)} ms`);
+    } finally {
+      try {
+        conn.close();
+      } catch { /* closed */ }
+    }
+    // A body that trickles in over ~1.6 s (longer than both bounds): the request is in progress (the
+    // gateway is reading its body), so it is answered, not cut.
+    const body = '{"model": "k3", "messages": [}';
+    const pieces = Array.from({ length: 5 }, (_, i) => body.slice(i * 6, i === 4 ? undefined : (i + 1) * 6));
+    assert.equal(pieces.join(""), body);
+    const slow = await rawHttp(port, [
+      head([
+        "POST /v1/chat/completions HTTP/1.1",
+        "Host: 127.0.0.1",
+        `Authorization: Bearer ${key}`,
+        `Content-Length: ${body.length}`,
+      ]),
+      ...pieces,
+    ], { gapMs: 400, timeoutMs: 6_000 });
+    assertEnvelope(slow, 400, "invalid_json", "openai", null);
+    assert.ok(slow.elapsedMs >= 1_500, `answered after ${Math.round(slow.elapsedMs)} ms`);
+  }));
+
+// ---------------------------------------------------------------------------------------------
+// Item 9: the key is matched exactly (no NBSP or other non-HTTP whitespace around it)
+
+Deno.test("edges 9: a no-break space before or after the key never authenticates (Bearer and x-api-key)", () =>
+  withGateway(async (t) => {
+    const { key } = await t.newKey("1.00");
+    const port = portOf(t);
+    const latin1 = (s: string) => Uint8Array.from(s, (c) => c.charCodeAt(0));
+    const call = async (headerLine: Uint8Array) => {
+      const parts = [
+        enc.encode("GET /v1/files HTTP/1.1\r\nHost: 127.0.0.1\r\n"),
+        headerLine,
+        enc.encode("\r\n\r\n"),
+      ];
+      const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+      let off = 0;
+      for (const p of parts) all.set(p, off), off += p.length;
+      return await rawHttp(port, [all]);
+    };
+    const refused: [string, Uint8Array][] = [
+      ["Bearer key NBSP (latin-1 byte)", latin1(`Authorization: Bearer ${key}\u00a0`)],
+      ["Bearer NBSP key", latin1(`Authorization: Bearer\u00a0${key}`)],
+      ["NBSP Bearer key", latin1(`Authorization: \u00a0Bearer ${key}`)],
+      ["Bearer key NBSP (UTF-8)", enc.encode(`Authorization: Bearer ${key}\u00a0`)],
+      ["Bearer NBSP key (UTF-8)", enc.encode(`Authorization: Bearer\u00a0${key}`)],
+      ["Bearer key NEL", latin1(`Authorization: Bearer ${key}\u0085`)],
+      ["Bearer key U+3000", enc.encode(`Authorization: Bearer ${key}\u3000`)],
+      ["Bearer key key", latin1(`Authorization: Bearer ${key} ${key}`)],
+      ["x-api-key key NBSP", latin1(`x-api-key: ${key}\u00a0`)],
+      ["x-api-key NBSP key", latin1(`x-api-key: \u00a0${key}`)],
+      ["x-api-key key NBSP (UTF-8)", enc.encode(`x-api-key: ${key}\u00a0`)],
+      ["x-api-key key U+FEFF", enc.encode(`x-api-key: ${key}\ufeff`)],
+    ];
+    for (const [name, line] of refused) {
+      const r = await call(line);
+      assertEnvelope(r, 401, "invalid_api_key", "auth");
+      assert.ok(r.status === 401, name);
+    }
+    // Spaces and tabs are HTTP whitespace: accepted where the grammar allows them.
+    const accepted: [string, Uint8Array][] = [
+      ["Bearer key", latin1(`Authorization: Bearer ${key}`)],
+      ["Bearer TAB key", latin1(`Authorization: Bearer\t${key}`)],
+      ["Bearer spaces key, trailing spaces", latin1(`Authorization:   Bearer   ${key}  \t`)],
+      ["scheme case-insensitive", latin1(`Authorization: bearer ${key}`)],
+      ["x-api-key with spaces around", latin1(`x-api-key:  ${key} \t`)],
+    ];
+    for (const [name, line] of accepted) {
+      const r = await call(line);
+      assert.equal(r.status, 200, `${name}: ${r.body}`);
+    }
+    // The operator token is matched the same way.
+    const adminCall = async (value: string) =>
+      await rawHttp(port, [
+        new Uint8Array([
+          ...enc.encode("GET /admin/tariff HTTP/1.1\r\nHost: 127.0.0.1\r\n"),
+          ...latin1(`Authorization: ${value}`),
+          ...enc.encode("\r\n\r\n"),
+        ]),
+      ]);
+    assert.equal((await adminCall(`Bearer ${ADMIN_TOKEN}`)).status, 200);
+    for (
+      const value of [
+        `Bearer ${ADMIN_TOKEN}\u00a0`,
+        `Bearer\u00a0${ADMIN_TOKEN}`,
+        `\u00a0Bearer ${ADMIN_TOKEN}`,
+      ]
+    ) {
+      const r = await adminCall(value);
+      assert.equal(r.status, 401, JSON.stringify(value));
+      assert.match(r.body ?? "", /admin_unauthorized/);
+    }
+  }));
+
+// ---------------------------------------------------------------------------------------------
+// Item 10: a UTF-8 BOM is refused (it was dropped when parsing but forwarded raw on the native path)
+
+Deno.test("edges 10: a body starting with a UTF-8 BOM is 400 invalid_json on every surface and count_tokens", () =>
+  withGateway(async (t) => {
+    const { id, key } = await t.newKey("1.00");
+    const bom = (json: unknown) => new Uint8Array([0xef, 0xbb, 0xbf, ...enc.encode(JSON.stringify(json))]);
+    const before = t.sim.requests.length;
+    const cases: [string, Record<string, string>, unknown, "openai" | "anthropic"][] = [
+      ["/v1/chat/completions", {}, { model: "k3", messages: [{ role: "user", content: "hi" }] }, "openai"],
+      [
+        "/v1/messages",
+        ANTHROPIC_HEADERS,
+        { model: "beta-haiku-4-5", max_tokens: 16, messages: [{ role: "user", content: "hi" }] },
+        "anthropic",
+      ],
+      ["/v1/responses", {}, { model: "gamma-2.5", input: "hi" }, "openai"],
+      [
+        "/v1/messages/count_tokens",
+        ANTHROPIC_HEADERS,
+        { model: "beta-haiku-4-5", messages: [{ role: "user", content: "hi" }] },
+        "anthropic",
+      ],
+      [
+        "/theta/v1/chat/completions",
+        {},
+        { model: "theta3.8-max", messages: [{ role: "user", content: "hi" }] },
+        "openai",
+      ],
+    ];
+    const postBytes = (path: string, bytes: Uint8Array, headers: Record<string, string> = {}) =>
+      fetch(t.url + path, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${key}`, ...headers },
+        body: bytes as Uint8Array<ArrayBuffer>,
+      });
+    for (const [path, headers, body, env] of cases) {
+      const res = await postBytes(path, bom(body), headers);
+      const text = await res.text();
+      assertEnvelope(
+        { status: res.status, headers: res.headers, body: text },
+        400,
+        "invalid_json",
+        env,
+        null,
+      );
+      assert.match(JSON.parse(text).error.message, /BOM/, path);
+      // Without the BOM the same body is fine.
+      const plain = await post(t.url + path, key, body, headers);
+      assert.equal(plain.status, 200, `${path}: ${await plain.clone().text()}`);
+      await plain.body?.cancel();
+    }
+    assert.equal(t.sim.requests.length - before, cases.length - 1, "BOM bodies never reached the upstream");
+    const search = await postBytes("/v1/alpha/search", bom({ query: "x" }));
+    assert.equal(search.status, 400);
+    assert.equal((await search.json()).error.code, "invalid_managed_service_request");
+    const acc = await t.admin("GET", `/admin/keys/${id}`);
+    assert.equal(acc.json.held_usd, "0.00");
+  }));
+
+// ---------------------------------------------------------------------------------------------
+// Item 11: one code for every refused destination
+
+Deno.test("edges 11: IP forms the URL parser cannot parse are refused destinations like every other", () =>
+  withGateway(async (t) => {
+    const { key } = await t.newKey("1.00");
+    for (
+      const url of [
+        "http://[fe80::1%25lo]/",
+        "http://[fe80::1%lo]/",
+        "https://[::1%25eth0]:443/x",
+        "http://1.2.3.256/",
+        "http://999.1.1.1/",
+        "http://0x100000000/",
+        "http://paypal.com.127.0.0.1/",
+      ]
+    ) {
+      const res = await post(t.url + "/v1/alpha/fetch", key, { url });
+      const body = await res.text();
+      assertEnvelope(
+        { status: res.status, headers: res.headers, body },
+        400,
+        "managed_service_destination_rejected",
+        "openai",
+        "url",
+      );
+    }
+    // A URL that is not one at all stays a malformed request.
+    for (const url of ["http://exa mple.com/", "http://[::1/", "http:///x"]) {
+      const res = await post(t.url + "/v1/alpha/fetch", key, { url });
+      const json = await res.json();
+      assert.equal(res.status, 400, url);
+      assert.equal(json.error.code, "invalid_managed_service_request", url);
+    }
+  }));
+
+// ---------------------------------------------------------------------------------------------
+// Item 12: a valid 16,384-byte query never becomes a URL the backend refuses
+
+Deno.test("edges 12: SearXNG gets long queries as a POST form; Brave refuses queries past its limit honestly", async () => {
+  // A SearXNG stand-in behind a front server with nginx's 8 KiB request-line buffer.
+  const seen: { method: string; q: string | null; targetBytes: number }[] = [];
+  const searx = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    const u = new URL(req.url);
+    const targetBytes = u.href.length - u.origin.length;
+    if (targetBytes > 8192) return new Response("Request-URI Too Large", { status: 414 });
+    const params = req.method === "POST" ? new URLSearchParams(await req.text()) : u.searchParams;
+    seen.push({ method: req.method, q: params.get("q"), targetBytes });
+    if (params.get("format") !== "json") return new Response("Forbidden", { status: 403 });
+    return Response.json({ results: [{ url: "https://example.org/r", title: "R", content: "snippet" }] });
+  });
+  const braveSeen: string[] = [];
+  const brave = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+    braveSeen.push(new URL(req.url).searchParams.get("q") ?? "");
+    return Response.json({ web: { results: [{ url: "https://brave.example.org/a", title: "A" }] } });
+  });
+  try {
+    const longQueries = ["😀".repeat(4096), "я".repeat(4096), "a b ".repeat(1024), "%&=+#?".repeat(682)];
+    for (const q of longQueries) assert.ok(enc.encode(q).length <= 16_384 && [...q].length <= 4096);
+    await withGateway(async (t) => {
+      const { key } = await t.newKey("1.00");
+      for (const q of ["кот", ...longQueries]) {
+        const res = await post(t.url + "/v1/alpha/search", key, { query: q });
+        const json = await res.json();
+        assert.equal(res.status, 200, `${q.length}: ${JSON.stringify(json).slice(0, 300)}`);
+        assert.deepEqual(json.data, [{ url: "https://example.org/r", title: "R", snippet: "snippet" }]);
+        const last = seen.at(-1)!;
+        assert.equal(last.q, q, "the query arrives exactly as sent");
+        assert.equal(last.method, q === "кот" ? "GET" : "POST");
+        assert.ok(last.targetBytes <= 2048);
+      }
+    }, { SEARCH_UPSTREAM_URL: `http://127.0.0.1:${(searx.addr as Deno.NetAddr).port}` });
+
+    await withGateway(async (t) => {
+      const { key } = await t.newKey("1.00");
+      const tooLong: [string, string][] = [
+        ["401 characters", "a".repeat(401)],
+        ["4096 emoji", "😀".repeat(4096)],
+        ["51 words", Array.from({ length: 51 }, (_, i) => `w${i}`).join(" ")],
+      ];
+      for (const [name, q] of tooLong) {
+        const res = await post(t.url + "/v1/alpha/search", key, { query: q });
+        const body = await res.text();
+        assertEnvelope(
+          { status: res.status, headers: res.headers, body },
+          400,
+          "search_query_too_long",
+          "openai",
+          "query",
+        );
+        assert.match(JSON.parse(body).error.message, /400 символов и 50 слов/, name);
+      }
+      assert.deepEqual(braveSeen, [], "refused before any call to Brave");
+      for (const q of ["b".repeat(400), Array.from({ length: 50 }, (_, i) => `w${i}`).join(" ")]) {
+        const res = await post(t.url + "/v1/alpha/search", key, { query: q });
+        assert.equal(res.status, 200);
+        await res.body?.cancel();
+      }
+      assert.equal(braveSeen.length, 2);
+    }, {
+      SEARCH_UPSTREAM_URL: `http://127.0.0.1:${(brave.addr as Deno.NetAddr).port}`,
+      SEARCH_UPSTREAM_KEY: "brave-key",
+      SEARCH_BACKEND: "brave",
+    });
+
+    // The built-in simulator (demo mode's SearXNG) takes the POST form too.
+    const sim = await startSimulator();
+    try {
+      await withGateway(async (t) => {
+        const { key } = await t.newKey("1.00");
+        const res = await post(t.url + "/v1/alpha/search", key, { query: "😀".repeat(4096) });
+        assert.equal(res.status, 200);
+        assert.equal((await res.json()).object, "list");
+      }, { SEARCH_UPSTREAM_URL: sim.url });
+    } finally {
+      await sim.close();
+    }
+  } finally {
+    await searx.shutdown();
+    await brave.shutdown();
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+// Item 13: an HTTP/1.1 request without Host is 400 (RFC 9112 §3.2), before authentication
+
+Deno.test("edges 13: no Host (or an empty one) is 400 invalid_request, param host, before authentication", () =>
+  withGateway(async (t) => {
+    const { key } = await t.newKey("1.00");
+    const port = portOf(t);
+    const cases: [string, string, "openai" | "anthropic" | "detail"][] = [
+      ["GET without Host", head(["GET /v1/models HTTP/1.1", "Connection: close"]), "openai"],
+      [
+        "GET with a valid key, without Host",
+        head(["GET /v1/models HTTP/1.1", `Authorization: Bearer ${key}`]),
+        "openai",
+      ],
+      [
+        "POST with a body, without Host",
+        head(["POST /v1/messages HTTP/1.1", "Content-Length: 2", `x-api-key: ${key}`]) + "{}",
+        "anthropic",
+      ],
+      ["files without Host", head(["GET /v1/files HTTP/1.1", `Authorization: Bearer ${key}`]), "detail"],
+      ["empty Host", head(["GET /v1/models HTTP/1.1", "Host:", `Authorization: Bearer ${key}`]), "openai"],
+      ["unknown path without Host", head(["GET /nowhere HTTP/1.1"]), "openai"],
+      // Deno does not tell the handler the HTTP version: HTTP/1.0 needs a Host here too (README).
+      ["HTTP/1.0 without Host", head(["GET /v1/models HTTP/1.0", `Authorization: Bearer ${key}`]), "openai"],
+    ];
+    for (const [name, raw, env] of cases) {
+      const r = await rawHttp(port, [raw]);
+      assertEnvelope(r, 400, "invalid_request", env, "host");
+      const json = JSON.parse(r.body!);
+      assert.match((env === "detail" ? json.detail.error : json.error).message, /Host/, name);
+    }
+    // With Host the same requests reach authentication and the routes.
+    const withHost = await rawHttp(port, [head(["GET /v1/models HTTP/1.1", "Host: gateway.example"])]);
+    assertEnvelope(withHost, 401, "missing_api_key", "auth");
+    // The fallback authority the check compares with, as Deno computes it from the local address.
+    const addr = (hostname: string, port: number) => ({ transport: "tcp" as const, hostname, port });
+    assert.equal(fallbackHostFor(addr("127.0.0.1", 8787)), "localhost:8787");
+    assert.equal(fallbackHostFor(addr("0.0.0.0", 80)), "localhost");
+    assert.equal(fallbackHostFor(addr("10.0.0.5", 8787)), "10.0.0.5:8787");
+    assert.equal(fallbackHostFor(addr("10.0.0.5", 80)), "10.0.0.5");
+    assert.equal(fallbackHostFor(addr("2001:db8::1", 8787)), "[2001:db8::1]:8787");
+    const authed = await rawHttp(port, [
+      head(["GET /v1/models HTTP/1.1", "Host: 127.0.0.1", `Authorization: Bearer ${key}`]),
+    ]);
+    assert.equal(authed.status, 200);
+  }));

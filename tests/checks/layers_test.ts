@@ -1,0 +1,45 @@
+/** The layering check of `deno task check` (scripts/check_layers.ts), run as a test too. */
+import assert from "node:assert/strict";
+
+const script = new URL("../../scripts/check_layers.ts", import.meta.url).pathname;
+const run = async (root?: string) => {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-read", script, ...(root ? [root] : [])],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return {
+    code: out.code,
+    text: new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr),
+  };
+};
+
+Deno.test("layers: every import in src/ points down the layers", async () => {
+  const r = await run();
+  assert.equal(r.code, 0, r.text);
+  assert.match(r.text, /every import points down/);
+});
+
+Deno.test("layers: an import pointing up, or out of src/, is reported", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(`${root}/src/util`, { recursive: true });
+    await Deno.mkdir(`${root}/src/engine`, { recursive: true });
+    await Deno.writeTextFile(`${root}/main.ts`, 'import { b } from "./src/engine/b.ts";\n');
+    await Deno.writeTextFile(
+      `${root}/src/engine/b.ts`,
+      'import { a } from "../util/a.ts";\nexport const b = a;\n',
+    );
+    await Deno.writeTextFile(
+      `${root}/src/util/a.ts`,
+      'import type { X } from "../engine/b.ts";\nimport { s } from "../../sim/s.ts";\nexport const a = 1;\n',
+    );
+    const r = await run(root);
+    assert.equal(r.code, 1, r.text);
+    assert.match(r.text, /src\/util\/a\.ts \(util\) → \.\.\/engine\/b\.ts \(engine\)/);
+    assert.match(r.text, /src\/util\/a\.ts → \.\.\/\.\.\/sim\/s\.ts \(outside src\/\)/);
+    assert.doesNotMatch(r.text, /engine\/b\.ts \(engine\) →/); // engine → util points down
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});

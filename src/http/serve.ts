@@ -20,7 +20,7 @@
  * the connection is already gone.)
  *
  * When the internal entry point is missing (another Deno version), the gateway falls back to plain
- * `Deno.serve` without the deadlines and says so once in the log; `tests/api/hostile_edges_test.ts`
+ * `Deno.serve` without the deadlines and says so once in the log; `tests/api/hostile_http_test.ts`
  * checks that the deadlines are active on the Deno the project pins.
  */
 import { EntryList } from "../util/entry_list.ts";

@@ -7,7 +7,7 @@
  * process of their own (building the zip bomb alone needs a 100 MiB string), then uploaded by the
  * bench to a fresh gateway subprocess each.
  */
-import { type FileKind, MiB } from "../src/files/limits.ts";
+import { type FileKind, MiB } from "../src/documents/limits.ts";
 import {
   docx,
   docxXml,

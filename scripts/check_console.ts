@@ -10,9 +10,9 @@
 /** Files below the HTTP layer that use `console`, each with the reason. */
 export const ALLOWED: Readonly<Record<string, string>> = {
   // Inside the extraction child process or worker: no Logger there, and stdout is the frame channel.
-  "src/files/extract/quiet_stdout.ts":
+  "src/documents/quiet_stdout.ts":
     "the extraction child's stdout carries frames only: what a library prints is sent to stderr",
-  "src/files/extract/protocol.ts":
+  "src/documents/protocol.ts":
     "errorReply runs in the extraction child (its stderr lines become the gateway's log lines) or worker",
 };
 

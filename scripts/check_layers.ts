@@ -8,13 +8,14 @@ const LAYERS: string[][] = [
   ["gateway.ts"],
   ["http"], // the server: routing table, handler registration, authentication stage, connections
   ["engine", "web", "usage", "admin", "dashboard", "bot"], // feature handlers… (bot: the key shop's Telegram bot)
-  ["files", "reports"], // …and what two of them share: documents (generation, page fetch), usage rows read back
+  ["files", "reports"], // …and what two of them share: the file store (generation), usage rows read back
   ["app.ts"], // the services a handler can reach
   ["request"], // what a handler reads and answers with
   ["telemetry"], // what a request did: its metrics and log line
   ["families"], // app services, each layer using only those below it
   ["billing", "auth", "upstream", "shop"], // shop: the key shop's operations, over accounts and store
   ["accounts"],
+  ["documents"], // text of uploaded and fetched documents, in extraction processes (files and web use it)
   ["protocols", "store"],
   ["ir", "catalog", "money", "config"], // data types and rules as data
   ["http1"], // HTTP/1.1 on a socket: head, framing, chunked coding, a bounded reader (upstream and web use it)

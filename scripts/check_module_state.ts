@@ -19,9 +19,9 @@ const ALLOWED: Readonly<Record<string, string>> = {
   "src/dashboard/assets.ts:loaded": "a cache of files that never change",
   "src/telemetry/metrics.ts:STATUS_LABELS": "a memo of String(status), the same for all",
   // These run inside the extraction worker process, pacing its own CPU.
-  "src/files/extract/pdf_streams.ts:lastYield": "the extraction process's own pacing",
-  "src/files/extract/pdf_budget.ts:sinceGc": "the extraction process's own pacing",
-  "src/files/extract/pdf_syntax.ts:CMDS": "a bounded cache of parsed operators, the same for all",
+  "src/documents/pdf_streams.ts:lastYield": "the extraction process's own pacing",
+  "src/documents/pdf_budget.ts:sinceGc": "the extraction process's own pacing",
+  "src/documents/pdf_syntax.ts:CMDS": "a bounded cache of parsed operators, the same for all",
   // Keyed by the App: one random secret per gateway, gone with it (App cannot name CursorSigner, above it).
   "src/usage/handlers.ts:SIGNERS": "per App",
   // Test support: a contract suite's sequence for unique ids.

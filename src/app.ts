@@ -24,7 +24,7 @@ export interface App {
   /** The key shop's Telegram bot in webhook mode (src/bot/); absent when the bot is off or long-polls. */
   telegramWebhook?: TelegramWebhook;
   tariff: Tariff;
-  /** Text sections of uploaded and fetched documents, in this gateway's extraction pool (files/extract/). */
+  /** Text sections of uploaded and fetched documents, in this gateway's extraction pool (src/documents/). */
   documents: DocumentExtractor;
   /** Reads of a key's usage rows per key, report and dashboard together (src/reports/rate_limit.ts). */
   usageReads: GcraLimiter;
@@ -62,7 +62,7 @@ export interface App {
   random(): number;
 }
 
-/** Document text extraction, as handlers reach it (src/files/extract/mod.ts implements it). */
+/** Document text extraction, as handlers reach it (src/documents/mod.ts implements it). */
 export interface DocumentExtractor {
   /** The text sections of one document of a known kind (pdf, docx, xlsx, pptx, txt, md, json, csv). */
   sections(

@@ -8,7 +8,7 @@ import { type Config, isDemoMode } from "./config/env.ts";
 import { type ConnectionBounds, serveGateway } from "./http/serve.ts";
 import { createHandler } from "./http/server.ts";
 import { drain } from "./http/shutdown.ts";
-import { DocumentExtraction } from "./files/extract/mod.ts";
+import { DocumentExtraction } from "./documents/mod.ts";
 import { loginLimiter } from "./dashboard/login_limit.ts";
 import { usageReadLimiter } from "./reports/rate_limit.ts";
 import { openStore } from "./store/open.ts";

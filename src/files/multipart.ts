@@ -5,7 +5,7 @@
  */
 import { GatewayError } from "../errors/gateway_error.ts";
 import { readBodyBytes } from "../request/body.ts";
-import { FILE_LIMITS, type FileKind, kindOf } from "./limits.ts";
+import { FILE_LIMITS, type FileKind, kindOf } from "../documents/limits.ts";
 
 export const PURPOSES = ["user_data", "file-extract", "assistants"] as const;
 

@@ -16,7 +16,7 @@ import { isFileId } from "./service.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { ProtocolName } from "../protocols/codec.ts";
 import type { FileSection, StoredFile } from "../store/store.ts";
-import { FILE_LIMITS } from "./limits.ts";
+import { FILE_LIMITS } from "../documents/limits.ts";
 import { isObject, type JsonObject } from "../util/json.ts";
 
 export interface FileRef {

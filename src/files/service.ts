@@ -4,7 +4,7 @@ import type { App } from "../app.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { FileSection, StoredFile } from "../store/store.ts";
 import { concatBytes } from "../util/bytes.ts";
-import { CONTENT_TYPES, FILE_LIMITS } from "./limits.ts";
+import { CONTENT_TYPES, FILE_LIMITS } from "../documents/limits.ts";
 import type { Upload } from "./multipart.ts";
 
 /** The public record of spec §2.2. */
@@ -52,7 +52,7 @@ export function isFileId(id: string): boolean {
 /** Extracts, then stores under the key's quota. Nothing is stored when any step fails. */
 export async function uploadFile(app: App, account: Account, upload: Upload): Promise<FileObject> {
   const id = newFileId();
-  // Bounded by the extraction pool (processes with time and memory limits, a bounded queue): extract/mod.ts.
+  // Bounded by the extraction pool (processes with time and memory limits, a bounded queue): src/documents/mod.ts.
   let sections;
   try {
     sections = await app.documents.sections(id, upload.kind, upload.bytes);

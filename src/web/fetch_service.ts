@@ -61,7 +61,7 @@ const TEXT_TYPES = new Set(["text/plain", "text/markdown", "text/x-markdown", "t
 const PDF_TYPE = "application/pdf";
 
 /**
- * PDF through the files extractor (src/files/extract: the same extraction processes, queue, time and
+ * PDF through the document extractor (src/documents/: the same extraction processes, queue, time and
  * memory limits and document limits as an upload — pages, decompression, extracted size); pages are
  * separated by a blank line. A PDF the extractor refuses → 415; a full extraction queue stays 429.
  */

@@ -2,8 +2,8 @@
 import assert from "node:assert/strict";
 import { PDFDocument } from "pdf-lib";
 import { GatewayError } from "../../src/errors/gateway_error.ts";
-import { DocumentExtraction } from "../../src/files/extract/mod.ts";
-import type { FileKind } from "../../src/files/limits.ts";
+import { DocumentExtraction } from "../../src/documents/mod.ts";
+import type { FileKind } from "../../src/documents/limits.ts";
 import { docx, docxXml, pdf, pptx, xlsx, xlsxParts, zip } from "../fixtures/files/build.ts";
 
 const ID = "file_test";

@@ -6,7 +6,7 @@
  * the gateway keeps answering. Timings (event-loop stalls) are measured in bench/files_bench.ts.
  */
 import assert from "node:assert/strict";
-import { DocumentExtraction, type PoolOptions } from "../../src/files/extract/mod.ts";
+import { DocumentExtraction, type PoolOptions } from "../../src/documents/mod.ts";
 import { type FetchDeps, fetchPage, PRODUCTION_FETCH } from "../../src/web/fetch_service.ts";
 import {
   pdf,

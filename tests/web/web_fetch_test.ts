@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { PDFDocument, StandardFonts } from "pdf-lib";
 import { errorHeaders } from "../../src/errors/render.ts";
 import { type FetchDeps, fetchPage, PRODUCTION_FETCH } from "../../src/web/fetch_service.ts";
-import { DocumentExtraction } from "../../src/files/extract/mod.ts";
+import { DocumentExtraction } from "../../src/documents/mod.ts";
 import type { FetchStats } from "../../src/web/pinned_fetch.ts";
 import type { Resolver } from "../../src/web/resolve_guard.ts";
 

@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { decodePDFRawStream, PDFContext, PDFName, PDFRawStream } from "pdf-lib";
-import { GatewayError } from "../../errors/gateway_error.ts";
-import { deflatedRepeat, pdf, pdfFromObjects } from "../../../tests/fixtures/files/build.ts";
+import { GatewayError } from "../errors/gateway_error.ts";
+import { deflatedRepeat, pdf, pdfFromObjects } from "../../tests/fixtures/files/build.ts";
 import { decodeStages, type Stage } from "./pdf_decode.ts";
 import { checkPdfStreams } from "./pdf_streams.ts";
 

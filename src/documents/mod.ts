@@ -6,10 +6,9 @@
  * slot. Errors are the same GatewayErrors as before (file_limit_exceeded, file_unreadable), plus 429
  * service_capacity_saturated when the documents' queue is full.
  */
-import type { DocumentExtractor } from "../../app.ts";
-import type { FileSection } from "../../store/store.ts";
-import { Logger } from "../../util/log.ts";
-import type { FileKind } from "../limits.ts";
+import type { FileSection } from "../store/store.ts";
+import { Logger } from "../util/log.ts";
+import type { FileKind } from "./limits.ts";
 import { ExtractionPool, type ExtractOptions, type PoolOptions } from "./pool.ts";
 import { SectionSink } from "./sections.ts";
 import { extractText } from "./text.ts";
@@ -21,9 +20,10 @@ const yieldToLoop = () => new Promise<void>((r) => setTimeout(r, 0));
 
 /**
  * One gateway's document extraction (src/gateway.ts builds it from FILES_EXTRACT_TIMEOUT_MS and closes it).
- * Its pool is made on first use, so a gateway that never sees a document starts no process.
+ * Its pool is made on first use, so a gateway that never sees a document starts no process. It is the App's
+ * DocumentExtractor (src/app.ts) by shape: this library sits below app.ts and does not import it.
  */
-export class DocumentExtraction implements DocumentExtractor {
+export class DocumentExtraction {
   #pool: ExtractionPool | undefined;
   /** Pools replaced by `configure`, being ended: `close` waits for them too. */
   readonly #retiring: Promise<void>[] = [];

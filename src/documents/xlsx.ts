@@ -4,7 +4,7 @@
  * (200 sheets, 20,000 rows per sheet, 200,000 cells, 32,768 characters per cell) are checked while
  * parsing. Numbers and dates are given as stored (dates as serial numbers).
  */
-import { FILE_LIMITS } from "../limits.ts";
+import { FILE_LIMITS } from "./limits.ts";
 import { overLimit, unreadable } from "./errors.ts";
 import type { SectionSink } from "./sections.ts";
 import { parsePart, readRels } from "./xml.ts";

@@ -15,7 +15,7 @@
  * A predictor is only counted, with pdf.js' row arithmetic (a full /Columns row of output for every
  * row of input, however short): it must be the last stage (pdf_streams.ts refuses anything after it).
  */
-import { concatBytes } from "../../util/bytes.ts";
+import { concatBytes } from "../util/bytes.ts";
 import { type Budget, charge, type Decoder, Out, type Sink } from "./pdf_budget.ts";
 import { Ascii85, AsciiHex, Lzw, RunLength } from "./pdf_filters.ts";
 import { FlateError, Inflater } from "./pdf_inflate.ts";

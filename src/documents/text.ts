@@ -1,5 +1,5 @@
 /** .txt, .md, .json, .csv: strict UTF-8, then bounded sections `#section=<n>`. */
-import { FILE_LIMITS } from "../limits.ts";
+import { FILE_LIMITS } from "./limits.ts";
 import { overLimit, unreadable } from "./errors.ts";
 import type { SectionSink } from "./sections.ts";
 

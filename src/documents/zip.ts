@@ -4,7 +4,7 @@
  * bomb), and only the named XML parts are ever read (nested archives are never opened).
  */
 import { configure, type Entry, type FileEntry, Uint8ArrayReader, ZipReader } from "@zip.js/zip.js";
-import { FILE_LIMITS } from "../limits.ts";
+import { FILE_LIMITS } from "./limits.ts";
 import { overLimit, unreadable } from "./errors.ts";
 
 configure({ useWebWorkers: false });

@@ -6,11 +6,11 @@
  * buffers and wasm alike. A killed or crashed process takes only its own job with it; the pool starts
  * a fresh one.
  */
-import { GatewayError } from "../../errors/gateway_error.ts";
-import type { FileSection } from "../../store/store.ts";
-import type { Logger } from "../../util/log.ts";
+import { GatewayError } from "../errors/gateway_error.ts";
+import type { FileSection } from "../store/store.ts";
+import type { Logger } from "../util/log.ts";
 import { overLimit } from "./errors.ts";
-import { FILE_LIMITS } from "../limits.ts";
+import { FILE_LIMITS } from "./limits.ts";
 import { encodeFrame, FrameReader, FrameTooLarge } from "./frames.ts";
 import { MEMORY_MARK } from "./memory_watch.ts";
 import { replyError } from "./protocol.ts";
@@ -25,7 +25,7 @@ import {
 const CHILD = new URL("./child_main.ts", import.meta.url);
 /** UTF-8 of the largest extracted text a document may give (3 bytes per UTF-16 unit at most). */
 const MAX_REPLY_BYTES = 3 * FILE_LIMITS.maxExtractedChars + 1024 * 1024;
-const CONFIG = new URL("../../../deno.json", import.meta.url);
+const CONFIG = new URL("../../deno.json", import.meta.url);
 const dec = new TextDecoder();
 
 /** Whether this gateway may start extraction processes (`--allow-run`, code on the file system). */

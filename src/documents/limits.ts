@@ -1,4 +1,7 @@
-/** Every limit of the file store (spec §8.2) and the bounds this implementation adds, in one place. */
+/**
+ * Every limit of the file store (spec §8.2) and of document extraction, and the bounds this implementation adds,
+ * in one place: below both the files and the extraction library, so each reads the same table.
+ */
 
 export const MiB = 1024 * 1024;
 
@@ -34,13 +37,13 @@ export const FILE_LIMITS = {
   maxZipTotalBytes: 160 * MiB,
   /**
    * PDF: decoded bytes of every stream pdf.js could decode, all filters and stages together, counted
-   * while decoding (extract/pdf_streams.ts; decompression bombs). Image XObjects are not decoded.
+   * while decoding (pdf_streams.ts; decompression bombs). Image XObjects are not decoded.
    */
   maxPdfDecodedBytes: 128 * MiB,
   /** Extracted text of one document, characters (sections × section size, with slack). */
   maxExtractedChars: 1000 * 16_384 + 1 * MiB,
   /**
-   * Documents extracted at the same time, each in its own extraction process (extract/pool.ts).
+   * Documents extracted at the same time, each in its own extraction process (pool.ts).
    * Uploads and /v1/alpha/fetch PDFs share them.
    */
   extractWorkers: 2,

@@ -7,10 +7,10 @@
  * Each job runs under a time limit and a memory limit (runner.ts); a process that grew large is
  * replaced after its job, so garbage of one document never counts against the next.
  */
-import { GatewayError } from "../../errors/gateway_error.ts";
-import type { FileSection } from "../../store/store.ts";
-import { Logger } from "../../util/log.ts";
-import { FILE_LIMITS, type FileKind } from "../limits.ts";
+import { GatewayError } from "../errors/gateway_error.ts";
+import type { FileSection } from "../store/store.ts";
+import { Logger } from "../util/log.ts";
+import { FILE_LIMITS, type FileKind } from "./limits.ts";
 import type { RunLimits, Runner } from "./runner.ts";
 import { canSpawn, ProcessRunner } from "./runner_process.ts";
 import { WorkerRunner } from "./runner_worker.ts";

@@ -5,8 +5,8 @@
  * gateway's side; an unexpected exception in the host is file_unreadable, as it always was, and a
  * runtime resource failure (string or buffer too large for V8) is file_limit_exceeded.
  */
-import { GatewayError } from "../../errors/gateway_error.ts";
-import type { FileKind } from "../limits.ts";
+import { GatewayError } from "../errors/gateway_error.ts";
+import type { FileKind } from "./limits.ts";
 
 export interface JobHeader {
   id: number;

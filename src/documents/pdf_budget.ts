@@ -3,7 +3,7 @@
  * each 64 KiB chunk is charged to the budget before it goes to the next stage, so decoding stops with
  * file_limit_exceeded the moment the budget is spent.
  */
-import { MiB } from "../limits.ts";
+import { MiB } from "./limits.ts";
 import { overLimit } from "./errors.ts";
 
 export interface Budget {

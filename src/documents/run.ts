@@ -2,8 +2,8 @@
  * Extraction in the current isolate: the kind decides the extractor; every extractor stops at the
  * first limit. Runs inside the extraction process or worker (host.ts), never on the gateway's loop.
  */
-import type { FileSection } from "../../store/store.ts";
-import type { FileKind } from "../limits.ts";
+import type { FileSection } from "../store/store.ts";
+import type { FileKind } from "./limits.ts";
 import { extractDocx } from "./docx.ts";
 import { extractPdf } from "./pdf.ts";
 import { extractPptx } from "./pptx.ts";

@@ -2,7 +2,7 @@
  * .pptx: text of each slide in presentation order, followed by its speaker notes. Anchors
  * `#slide=<n>`. ≤ 500 slides (counted while reading the slide list), ≤ 50,000 blocks (paragraphs).
  */
-import { FILE_LIMITS } from "../limits.ts";
+import { FILE_LIMITS } from "./limits.ts";
 import { overLimit, unreadable } from "./errors.ts";
 import type { SectionSink } from "./sections.ts";
 import { parsePart, readRels } from "./xml.ts";

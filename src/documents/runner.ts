@@ -1,6 +1,6 @@
 /** What the pool (pool.ts) needs from an extraction host: a process (preferred) or a worker. */
-import type { FileSection } from "../../store/store.ts";
-import { type FileKind, MiB } from "../limits.ts";
+import type { FileSection } from "../store/store.ts";
+import { type FileKind, MiB } from "./limits.ts";
 import { overLimit } from "./errors.ts";
 
 export interface JobInput {

@@ -1,7 +1,7 @@
 /** The extraction pool in both modes, its queue bound, and the frames of the process protocol. */
 import assert from "node:assert/strict";
-import { GatewayError } from "../../errors/gateway_error.ts";
-import { docx, pdf, pdfBomb } from "../../../tests/fixtures/files/build.ts";
+import { GatewayError } from "../errors/gateway_error.ts";
+import { docx, pdf, pdfBomb } from "../../tests/fixtures/files/build.ts";
 import { encodeFrame, FrameReader } from "./frames.ts";
 import { ExtractionPool } from "./pool.ts";
 

@@ -17,7 +17,7 @@
  * stream that something uses as content, font, CMap, Type 3 glyph or JavaScript (/Contents, /FontFile*,
  * /ToUnicode, /Encoding, /UseCMap, /CharProcs, /JS anywhere in the file) is decoded like any other.
  */
-import { FILE_LIMITS, MiB } from "../limits.ts";
+import { FILE_LIMITS, MiB } from "./limits.ts";
 import { unreadable } from "./errors.ts";
 import { type Budget, decodeStages, type FilterKind, type Stage } from "./pdf_decode.ts";
 import { addObjectStream, type PdfObjects, scanPdf } from "./pdf_objects.ts";

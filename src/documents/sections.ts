@@ -1,6 +1,6 @@
 /** Collects sections while a document is parsed and stops as soon as a limit is crossed. */
-import type { FileSection } from "../../store/store.ts";
-import { FILE_LIMITS } from "../limits.ts";
+import type { FileSection } from "../store/store.ts";
+import { FILE_LIMITS } from "./limits.ts";
 import { overLimit } from "./errors.ts";
 
 export class SectionSink {

@@ -6,7 +6,7 @@
  * whatever the spelling of its filter, without keeping the output.
  */
 import { getDocumentProxy } from "unpdf";
-import { FILE_LIMITS } from "../limits.ts";
+import { FILE_LIMITS } from "./limits.ts";
 import { overLimit, unreadable } from "./errors.ts";
 import { checkPdfStreams } from "./pdf_streams.ts";
 import type { SectionSink } from "./sections.ts";

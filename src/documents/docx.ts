@@ -3,7 +3,7 @@
  * or an outline level) starts a new section. Anchors `#section=<n>`. ≤ 50,000 blocks (paragraphs,
  * table rows and tables), counted while parsing.
  */
-import { FILE_LIMITS } from "../limits.ts";
+import { FILE_LIMITS } from "./limits.ts";
 import { overLimit, unreadable } from "./errors.ts";
 import type { SectionSink } from "./sections.ts";
 import { parsePart, readRels } from "./xml.ts";

@@ -6,9 +6,9 @@
  * worker when it next returns to its event loop (denoland/deno#35657), which the PDF extractor does
  * between pages and the pre-pass between decoding steps.
  */
-import { GatewayError } from "../../errors/gateway_error.ts";
-import type { FileSection } from "../../store/store.ts";
-import type { Logger } from "../../util/log.ts";
+import { GatewayError } from "../errors/gateway_error.ts";
+import type { FileSection } from "../store/store.ts";
+import type { Logger } from "../util/log.ts";
 import { type JobHeader, type Reply, replyError } from "./protocol.ts";
 import {
   type JobInput,

@@ -45,6 +45,12 @@ export class Accounts {
   readonly #byKey = new Map<string, { acc: Account; hash: string }>();
 
   #refresh: KeyRefresh | undefined;
+  /**
+   * Keys whose metadata this process is writing (count) or last wrote (Unix ms when the write was durable): a
+   * refresh poll that started before then may carry the record as it was before the write, and must not put it
+   * back over the write; the next poll, which starts later, reads the stored record with it.
+   */
+  readonly #writes = new Map<string, { open: number; doneAt: number }>();
 
   private constructor(
     private readonly store: Store,
@@ -75,7 +81,7 @@ export class Accounts {
       store,
       shared.refreshMs,
       started,
-      (rec) => accounts.#learn(rec),
+      (rec, readSince) => accounts.#refreshed(rec, readSince),
       shared.log,
     );
     return accounts;
@@ -227,7 +233,7 @@ export class Accounts {
     }
     const key = generateKey();
     const next = { hash: await hashKey(key), hint: keyHint(key) };
-    if (!await this.store.rotateKeyHash(id, acc.rec.hash, next)) {
+    if (!await this.#writing(id, () => this.store.rotateKeyHash(id, acc.rec.hash, next))) {
       throw new Error(`key ${id}: its hash changed while it was rotated`);
     }
     this.#learn({ ...acc.rec, ...next });
@@ -250,7 +256,7 @@ export class Accounts {
       Object.assign(acc.rec, { balance, credited, spent });
       throw new Error("Accounts.update changes metadata only; money moves through the ledger");
     }
-    await this.store.updateKey(acc.rec);
+    await this.#writing(id, () => this.store.updateKey(acc.rec));
     this.lease?.keyChanged(acc); // new caps count at once in this process's takes (lease_ledger.ts)
     return acc;
   }
@@ -308,6 +314,28 @@ export class Accounts {
     this.#byId.set(rec.id, acc);
     this.#byHash.set(rec.hash, acc);
     return acc;
+  }
+
+  /** Runs a write of key `id`'s metadata, marked for `#refreshed` while it runs and when it ended. */
+  async #writing<T>(id: string, write: () => Promise<T>): Promise<T> {
+    let w = this.#writes.get(id);
+    if (!w) this.#writes.set(id, w = { open: 0, doneAt: 0 });
+    w.open++;
+    try {
+      return await write();
+    } finally {
+      w.open--;
+      w.doneAt = Date.now();
+    }
+  }
+
+  /** A record the key refresh read in a poll that started at `readSince` (key_refresh.ts): learnt unless this
+   *  process wrote the key's metadata meanwhile (then the next poll brings the stored record). */
+  #refreshed(rec: KeyRecord, readSince: number): void {
+    const w = this.#writes.get(rec.id);
+    if (w && (w.open > 0 || readSince <= w.doneAt)) return;
+    if (w) this.#writes.delete(rec.id);
+    this.#learn(rec);
   }
 
   /** A record read from a shared store (or written by this process): a new key is indexed; a known one takes

@@ -20,7 +20,8 @@ export class KeyRefresh {
     private readonly store: Store,
     everyMs: number,
     since: number,
-    private readonly apply: (rec: KeyRecord) => void,
+    /** `started`: when the poll that read `rec` began (the record is as of then or later). */
+    private readonly apply: (rec: KeyRecord, started: number) => void,
     private readonly log: Logger,
   ) {
     this.#since = since - OVERLAP_MS;
@@ -33,7 +34,7 @@ export class KeyRefresh {
     this.#running = true;
     const started = Date.now();
     try {
-      for (const rec of await this.store.keyChanges(this.#since)) this.apply(rec);
+      for (const rec of await this.store.keyChanges(this.#since)) this.apply(rec, started);
       this.#since = started - OVERLAP_MS;
     } catch (err) {
       this.log.error("key refresh failed", { error: err instanceof Error ? err.message : String(err) });

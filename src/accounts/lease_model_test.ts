@@ -1,5 +1,5 @@
 /**
- * The seeded model test of the leasing ledger (lease_model.ts, docs/ledger_leases.md): several simulated
+ * The seeded model test of the leasing ledger (testing/lease_model.ts, docs/ledger_leases.md): several simulated
  * processes on one real store — Deno KV in memory, and Postgres when TEST_DATABASE_URL is set — driven by a
  * seeded random sequence of holds, settlements, top-ups, caps, clock moves, kills and restarts, with the money
  * and cap invariants checked after every step and a liveness rule for holds that must be admitted.
@@ -10,7 +10,7 @@ import { KvStore } from "../store/kv_store.ts";
 import { PgStore } from "../store/pg_store.ts";
 import { freshSchema, PG_SKIP_NOTE, TEST_DATABASE_URL } from "../store/testing/pg_test_schema.ts";
 import type { Store } from "../store/store.ts";
-import { LeaseModel } from "./lease_model.ts";
+import { LeaseModel } from "./testing/lease_model.ts";
 
 const SEED = Deno.env.get("LEASE_MODEL_SEED");
 const STEPS = Deno.env.get("LEASE_MODEL_STEPS");

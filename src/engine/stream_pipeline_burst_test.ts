@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { GatewayError } from "../errors/gateway_error.ts";
-import { finish, start, text, translate, upstream, usage } from "./stream_pipeline_test_util.ts";
+import { finish, start, text, translate, upstream, usage } from "./testing/stream_pipeline.ts";
 import { StreamPipeline } from "./stream_pipeline.ts";
 
 /** Polls for the file without returning to the event loop; false after `ms`. */

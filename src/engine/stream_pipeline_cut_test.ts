@@ -9,7 +9,7 @@ import type { Reservation } from "../billing/ledger.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import { InFlight } from "../util/in_flight.ts";
 import { streamSettlement } from "./settle.ts";
-import { fakeRelay, finish, pipeline, start, text, upstream } from "./stream_pipeline_test_util.ts";
+import { fakeRelay, finish, pipeline, start, text, upstream } from "./testing/stream_pipeline.ts";
 
 const shutdown = () => new GatewayError("service_unavailable", { retryAfter: 1 });
 /** The shutdown's cut, as src/http/shutdown.ts makes it: the grace over at once, nothing waited for after. */

@@ -17,7 +17,7 @@ import {
   start,
   text,
   upstream,
-} from "./stream_pipeline_test_util.ts";
+} from "./testing/stream_pipeline.ts";
 
 const runTimeout = (ms: number) => ({
   at: Date.now() + ms,

@@ -1,7 +1,7 @@
 /** StreamPipeline.start: the family's before-content check before the 200 goes out. */
 import assert from "node:assert/strict";
 import { GatewayError } from "../errors/gateway_error.ts";
-import { comment, ev, finish, pipeline, start, text, upstream, usage } from "./stream_pipeline_test_util.ts";
+import { comment, ev, finish, pipeline, start, text, upstream, usage } from "./testing/stream_pipeline.ts";
 
 Deno.test("StreamPipeline.start without a before-content check reads nothing before the 200", async () => {
   const up = upstream([[start], [text("a"), finish]]);

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { GatewayError } from "../errors/gateway_error.ts";
 import { emptyUsage } from "../ir/usage.ts";
-import { baseRequest, testContext } from "../protocols/anthropic/test_util.ts";
+import { baseRequest, testContext } from "../protocols/anthropic/testing/helpers.ts";
 import { PROTOCOLS } from "../protocols/registry.ts";
 import { replaySse } from "../protocols/sse_parse.ts";
 import { SSE_HEARTBEAT } from "../protocols/sse.ts";
@@ -19,7 +19,7 @@ import {
   translate,
   upstream,
   usage,
-} from "./stream_pipeline_test_util.ts";
+} from "./testing/stream_pipeline.ts";
 
 Deno.test("StreamPipeline writes one client chunk per upstream batch and reports a normal end once", async () => {
   const up = upstream([[start, text("Hi")], [comment], [text(" there")], [usage(7, 3), finish]]);
@@ -271,7 +271,7 @@ Deno.test("StreamPipeline in relay mode writes relayed text, the relay's end tex
 
 Deno.test("StreamPipeline translates a recorded Chat stream to Messages with the real codecs", async () => {
   const text = await Deno.readTextFile(
-    new URL("../protocols/openai_chat/__fixtures__/text_include_usage.sse", import.meta.url),
+    new URL("../protocols/openai_chat/testing/fixtures/text_include_usage.sse", import.meta.url),
   );
   const frames = await replaySse(text);
   const up = upstream(frames.map((f) => [f]));
@@ -296,7 +296,7 @@ Deno.test("StreamPipeline translates a recorded Chat stream to Messages with the
 
 Deno.test("StreamPipeline ends a recorded mid-stream Chat error with exactly one Messages error frame", async () => {
   const text = await Deno.readTextFile(
-    new URL("../protocols/openai_chat/__fixtures__/mid_stream_error.sse", import.meta.url),
+    new URL("../protocols/openai_chat/testing/fixtures/mid_stream_error.sse", import.meta.url),
   );
   const up = upstream([await replaySse(text)]);
   const p = pipeline(up.batches, {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { thrownGatewayError } from "../errors/test_util.ts";
+import { thrownGatewayError } from "../errors/testing/thrown_gateway_error.ts";
 import { findModel } from "../catalog/models.ts";
 import { applyFieldRules, compileFieldTable, type FieldRule } from "./field_rules.ts";
 

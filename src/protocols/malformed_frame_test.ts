@@ -14,7 +14,9 @@ import { PROTOCOLS } from "./registry.ts";
 import { replaySse, sseFrameReader } from "./sse_parse.ts";
 
 function fixture(protocol: ProtocolName): string {
-  return Deno.readTextFileSync(new URL(`./${protocol}/__fixtures__/malformed_frame.sse`, import.meta.url));
+  return Deno.readTextFileSync(
+    new URL(`./${protocol}/testing/fixtures/malformed_frame.sse`, import.meta.url),
+  );
 }
 
 function context(): EncodeContext {

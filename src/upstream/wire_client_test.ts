@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { isPlain } from "../util/plain_streams.ts";
 import { WireClient } from "./wire_client.ts";
-import { dec, enc, ok, post, rawUpstream, readPieces } from "./wire_client_test_util.ts";
+import { dec, enc, ok, post, rawUpstream, readPieces } from "./testing/raw_upstream.ts";
 
 Deno.test("wire client: the request as written (target, Host, length, headers, body); answers reuse one connection", async () => {
   const up = rawUpstream((w) => w.write(ok(`{"n":${w.n}}`, "x-request-id: r1\r\n")));

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { isConnectFailure } from "./retry.ts";
 import { UpstreamConnectError, WireClient } from "./wire_client.ts";
-import { ok, post, rawUpstream } from "./wire_client_test_util.ts";
+import { ok, post, rawUpstream } from "./testing/raw_upstream.ts";
 
 Deno.test("wire client: a pooled connection the upstream closed meanwhile is replaced: the request is sent once more, on a new one", async () => {
   const up = rawUpstream(async (w) => {
@@ -117,7 +117,7 @@ Deno.test("wire client: idle connections close after idleMs, and all of them on 
 });
 
 Deno.test("wire client: https with ALPN http/1.1, keep-alive over TLS", async () => {
-  const dir = new URL("./__fixtures__/", import.meta.url);
+  const dir = new URL("./testing/tls/", import.meta.url);
   const cert = await Deno.readTextFile(new URL("test_tls_cert.pem", dir));
   const key = await Deno.readTextFile(new URL("test_tls_key.pem", dir));
   const ca = await Deno.readTextFile(new URL("test_ca.pem", dir));

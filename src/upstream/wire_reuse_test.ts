@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { WireClient } from "./wire_client.ts";
-import { type Answer, dec, enc, ok, post, rawUpstream, sleep, soon } from "./wire_client_test_util.ts";
+import { type Answer, dec, enc, ok, post, rawUpstream, sleep, soon } from "./testing/raw_upstream.ts";
 
 /** The upstream's answer to `w`: its request's nonce echoed. */
 const echo = (w: Answer, extra = "") => ok(JSON.stringify({ nonce: nonceOf(w) }), extra);

@@ -43,3 +43,26 @@ Deno.test("layers: an import pointing up, or out of src/, is reported", async ()
     await Deno.remove(root, { recursive: true });
   }
 });
+
+/** The rows of a layer table: LAYERS in scripts/check_layers.ts, or the diagram of docs/architecture.md. */
+const scriptRows = (text: string) => {
+  const table = text.slice(text.indexOf("const LAYERS"), text.indexOf("];"));
+  return [...table.matchAll(/^\s*\[([^\]]*)\],/gm)].map((m) =>
+    [...m[1]!.matchAll(/"([^"]+)"/g)].map((n) => n[1]!)
+  );
+};
+const diagramRows = (text: string) => {
+  const start = text.indexOf("```\n", text.indexOf("## Layers")) + 4;
+  const block = text.slice(start, text.indexOf("```", start)).trim();
+  return block.split("\n").map((line) =>
+    line.split(/\s{2,}/)[0]!.split(" ").map((n) => n.replace(/\/$/, ""))
+  );
+};
+
+Deno.test("layers: docs/architecture.md's layer diagram has the rows of LAYERS, in order", async () => {
+  const root = new URL("../../", import.meta.url);
+  const layers = scriptRows(await Deno.readTextFile(new URL("scripts/check_layers.ts", root)));
+  const diagram = diagramRows(await Deno.readTextFile(new URL("docs/architecture.md", root)));
+  assert.ok(layers.length > 10, JSON.stringify(layers));
+  assert.deepEqual(diagram, layers);
+});

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { thrownGatewayError } from "../../errors/test_util.ts";
+import { thrownGatewayError } from "../../errors/testing/thrown_gateway_error.ts";
 import { findModel } from "../../catalog/models.ts";
 import type { ProtocolName } from "../../protocols/codec.ts";
 import { alphaPolicy } from "./policy.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { findModel } from "../../catalog/models.ts";
-import { thrownGatewayError } from "../../errors/test_util.ts";
+import { thrownGatewayError } from "../../errors/testing/thrown_gateway_error.ts";
 import { firstImageBlock, refuseImages } from "./image_rule.ts";
 
 const img = { type: "image_url", image_url: { url: "https://example.com/a.png" } };

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { replaySse } from "../sse_parse.ts";
 import { anthropic } from "./mod.ts";
-import { fixture, testContext } from "./test_util.ts";
+import { fixture, testContext } from "./testing/helpers.ts";
 
 Deno.test("anthropic protocol wires decode → encode end to end", async () => {
   assert.equal(anthropic.name, "anthropic");

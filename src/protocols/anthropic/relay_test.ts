@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { replaySse } from "../sse_parse.ts";
 import { anthropic } from "./mod.ts";
 import { createRelay } from "./relay.ts";
-import { decodeFrames, fixture, testContext } from "./test_util.ts";
+import { decodeFrames, fixture, testContext } from "./testing/helpers.ts";
 
 Deno.test("AnthropicRelay forwards frames unchanged except message_start's model", async () => {
   for (const name of ["text.sse", "tool_use.sse", "thinking.sse", "web_search.sse", "error.sse"]) {

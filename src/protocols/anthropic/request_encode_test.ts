@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { encodeRequest } from "./request_encode.ts";
-import { baseRequest } from "./test_util.ts";
+import { baseRequest } from "./testing/helpers.ts";
 
 const opts = { upstreamModel: "claude-sonnet-4-5", defaultMaxTokens: 4096 };
 

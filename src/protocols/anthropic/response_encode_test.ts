@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { encodeResponse } from "./response_encode.ts";
-import { testContext } from "./test_util.ts";
+import { testContext } from "./testing/helpers.ts";
 
 Deno.test("encodeResponse renders a Messages object with the client's model and a fresh id", () => {
   const body = encodeResponse({

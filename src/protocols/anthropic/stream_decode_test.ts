@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import type { IREvent } from "../../ir/events.ts";
 import { replaySse } from "../sse_parse.ts";
 import { createStreamDecoder } from "./stream_decode.ts";
-import { decodeFrames, fixture } from "./test_util.ts";
+import { decodeFrames, fixture } from "./testing/helpers.ts";
 
 const FIXTURES = [
   "text.sse",

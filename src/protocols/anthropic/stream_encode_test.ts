@@ -4,7 +4,7 @@ import type { IREvent } from "../../ir/events.ts";
 import { replaySse } from "../sse_parse.ts";
 import { createStreamEncoder } from "./stream_encode.ts";
 import { sanitizeToolId } from "./tool_id.ts";
-import { decodeFrames, fixture, parsedFrames, testContext } from "./test_util.ts";
+import { decodeFrames, fixture, parsedFrames, testContext } from "./testing/helpers.ts";
 
 function encode(events: IREvent[]): string {
   const enc = createStreamEncoder(testContext());

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { replaySse } from "../sse_parse.ts";
 import { openaiChat } from "./mod.ts";
-import { dataFrames, fixture, testCtx } from "./test_util.ts";
+import { dataFrames, fixture, testCtx } from "./testing/helpers.ts";
 
 Deno.test("openaiChat identifies itself", () => {
   assert.equal(openaiChat.name, "openai_chat");

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { relayResponse } from "../native.ts";
 import { prepareNativeRequest } from "./native.ts";
-import { testCtx } from "./test_util.ts";
+import { testCtx } from "./testing/helpers.ts";
 
 const opts = { upstreamModel: "up-model", defaultMaxTokens: 4096 };
 

@@ -3,7 +3,7 @@ import type { ErrorObject } from "../../errors/error_object.ts";
 import type { IREvent } from "../../ir/events.ts";
 import { replaySse } from "../sse_parse.ts";
 import { createRelay } from "./relay.ts";
-import { fixture, testCtx } from "./test_util.ts";
+import { fixture, testCtx } from "./testing/helpers.ts";
 
 async function relayAll(name: string, includeUsage: boolean, model: string) {
   const relay = createRelay({ ...testCtx({ includeUsage }), model });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { encodeRequest } from "./request_encode.ts";
-import { irRequest } from "./test_util.ts";
+import { irRequest } from "./testing/helpers.ts";
 
 const opts = { upstreamModel: "up-model", defaultMaxTokens: 4096 };
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { encodeResponse } from "./response_encode.ts";
-import { testCtx } from "./test_util.ts";
+import { testCtx } from "./testing/helpers.ts";
 
 Deno.test("encodeResponse renders text, reasoning, tool calls and usage", () => {
   const json = encodeResponse({

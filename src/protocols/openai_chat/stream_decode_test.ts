@@ -3,7 +3,7 @@ import type { IREvent } from "../../ir/events.ts";
 import { UpstreamProtocolError } from "../codec.ts";
 import { replaySse } from "../sse_parse.ts";
 import { createStreamDecoder } from "./stream_decode.ts";
-import { fixture } from "./test_util.ts";
+import { fixture } from "./testing/helpers.ts";
 
 async function decode(text: string, cuts: number[] = []): Promise<IREvent[]> {
   const d = createStreamDecoder();

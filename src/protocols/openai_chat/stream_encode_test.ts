@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import type { ErrorObject } from "../../errors/error_object.ts";
 import type { IREvent } from "../../ir/events.ts";
 import { createStreamEncoder } from "./stream_encode.ts";
-import { dataFrames, testCtx } from "./test_util.ts";
+import { dataFrames, testCtx } from "./testing/helpers.ts";
 
 const HEAD = {
   id: "chatcmpl-test1",

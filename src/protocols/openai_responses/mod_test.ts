@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { openaiResponses } from "./mod.ts";
-import { testCtx } from "./test_helpers.ts";
+import { testCtx } from "./testing/helpers.ts";
 
 Deno.test("protocol object: name, path, and a request → upstream → response round trip", () => {
   assert.equal(openaiResponses.name, "openai_responses");

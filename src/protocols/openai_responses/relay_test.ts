@@ -3,7 +3,7 @@ import type { ErrorObject } from "../../errors/error_object.ts";
 import { replaySse } from "../sse_parse.ts";
 import { openaiResponses } from "./mod.ts";
 import { createRelay } from "./relay.ts";
-import { decodeFrames, fixture, parseSse, testCtx } from "./test_helpers.ts";
+import { decodeFrames, fixture, parseSse, testCtx } from "./testing/helpers.ts";
 
 const err: ErrorObject = {
   message: "Провайдер слишком долго не присылал данные, поток закрыт. [stream_timeout · req_test]",

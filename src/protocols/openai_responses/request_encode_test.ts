@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { encodeRequest } from "./request_encode.ts";
-import { baseRequest } from "./test_helpers.ts";
+import { baseRequest } from "./testing/helpers.ts";
 
 const opts = { upstreamModel: "gpt-upstream", defaultMaxTokens: 4096 };
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { encodeResponse } from "./response_encode.ts";
-import { testCtx } from "./test_helpers.ts";
+import { testCtx } from "./testing/helpers.ts";
 
 Deno.test("encodes reasoning, merged text and function calls in content order with echo fields", () => {
   const ctx = testCtx({

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { responseObject } from "./response_object.ts";
-import { testCtx } from "./test_helpers.ts";
+import { testCtx } from "./testing/helpers.ts";
 
 Deno.test("response object echoes request defaults and carries the client model", () => {
   const r = responseObject(testCtx({ parallelToolCalls: false, topP: 0.5 }, "my-model"), {

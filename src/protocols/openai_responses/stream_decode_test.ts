@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import type { IREvent } from "../../ir/events.ts";
 import { replaySse } from "../sse_parse.ts";
 import { createStreamDecoder } from "./stream_decode.ts";
-import { cutSets, decodeFrames, fixture } from "./test_helpers.ts";
+import { cutSets, decodeFrames, fixture } from "./testing/helpers.ts";
 
 async function replayEverySplit(name: string): Promise<IREvent[]> {
   const text = await fixture(name);

@@ -1,7 +1,7 @@
 /** The Responses stream encoder on beta's server tools: web_search_call items and url_citation annotations. */
 import assert from "node:assert/strict";
 import type { IREvent } from "../../ir/events.ts";
-import { checkLifecycle, encode, parseSse, start, usage } from "./test_helpers.ts";
+import { checkLifecycle, encode, parseSse, start, usage } from "./testing/helpers.ts";
 
 const SEARCH_OK: IREvent = {
   type: "server_tool",

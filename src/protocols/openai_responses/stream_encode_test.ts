@@ -3,7 +3,7 @@ import type { ErrorObject } from "../../errors/error_object.ts";
 import type { IREvent } from "../../ir/events.ts";
 import { replaySse } from "../sse_parse.ts";
 import { createStreamEncoder } from "./stream_encode.ts";
-import { checkLifecycle, decodeFrames, encode, parseSse, start, testCtx, usage } from "./test_helpers.ts";
+import { checkLifecycle, decodeFrames, encode, parseSse, start, testCtx, usage } from "./testing/helpers.ts";
 
 Deno.test("text stream: full lifecycle, continuous sequence numbers, completed with output and usage", async () => {
   const text = encode([

@@ -1,9 +1,9 @@
 /** Shared test helpers (fixtures, a deterministic EncodeContext). Not imported by production code. */
-import type { IRRequest } from "../../ir/request.ts";
-import type { EncodeContext } from "../codec.ts";
+import type { IRRequest } from "../../../ir/request.ts";
+import type { EncodeContext } from "../../codec.ts";
 
 export function fixture(name: string): Promise<string> {
-  return Deno.readTextFile(new URL(`./__fixtures__/${name}`, import.meta.url));
+  return Deno.readTextFile(new URL(`./fixtures/${name}`, import.meta.url));
 }
 
 export function irRequest(over: Partial<IRRequest> = {}): IRRequest {

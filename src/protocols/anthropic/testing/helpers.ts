@@ -1,12 +1,12 @@
 /** Shared helpers for this folder's tests (fixtures, a deterministic EncodeContext). */
-import type { IREvent } from "../../ir/events.ts";
-import type { IRRequest } from "../../ir/request.ts";
-import type { EncodeContext, SseFrame } from "../codec.ts";
-import { replaySse } from "../sse_parse.ts";
-import { AnthropicStreamDecoder } from "./stream_decode.ts";
+import type { IREvent } from "../../../ir/events.ts";
+import type { IRRequest } from "../../../ir/request.ts";
+import type { EncodeContext, SseFrame } from "../../codec.ts";
+import { replaySse } from "../../sse_parse.ts";
+import { AnthropicStreamDecoder } from "../stream_decode.ts";
 
 export function fixture(name: string): string {
-  return Deno.readTextFileSync(new URL(`./__fixtures__/${name}`, import.meta.url));
+  return Deno.readTextFileSync(new URL(`./fixtures/${name}`, import.meta.url));
 }
 
 export function baseRequest(over: Partial<IRRequest> = {}): IRRequest {

@@ -1,6 +1,6 @@
 /** A raw HTTP/1.1 upstream on loopback for the wire client's tests (wire_client_test.ts, wire_pool_test.ts). */
-import type { UpstreamResponse } from "./upstream_response.ts";
-import type { WireClient } from "./wire_client.ts";
+import type { UpstreamResponse } from "../upstream_response.ts";
+import type { WireClient } from "../wire_client.ts";
 
 export const enc = new TextEncoder();
 export const dec = new TextDecoder();

@@ -1,15 +1,15 @@
 /** Test doubles for the stream pipeline: a scripted upstream, one-event codecs, and a client harness. */
-import type { ErrorObject } from "../errors/error_object.ts";
-import { GatewayError } from "../errors/gateway_error.ts";
-import type { IREvent } from "../ir/events.ts";
-import type { Relay, SseFrame, StreamDecoder, StreamEncoder } from "../protocols/codec.ts";
-import type { FrameReader } from "../protocols/sse_parse.ts";
+import type { ErrorObject } from "../../errors/error_object.ts";
+import { GatewayError } from "../../errors/gateway_error.ts";
+import type { IREvent } from "../../ir/events.ts";
+import type { Relay, SseFrame, StreamDecoder, StreamEncoder } from "../../protocols/codec.ts";
+import type { FrameReader } from "../../protocols/sse_parse.ts";
 import {
   type StreamMode,
   type StreamOptions,
   type StreamOutcome,
   StreamPipeline,
-} from "./stream_pipeline.ts";
+} from "../stream_pipeline.ts";
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -1,6 +1,6 @@
 /** The GatewayError `fn` throws (fails the test when it returns or throws anything else). */
 import assert from "node:assert/strict";
-import { GatewayError } from "./gateway_error.ts";
+import { GatewayError } from "../gateway_error.ts";
 
 export function thrownGatewayError(fn: () => unknown): GatewayError {
   try {

@@ -1,10 +1,10 @@
 /** Shared test fixtures and helpers (not a test file itself). */
-import type { EncodeContext, SseFrame } from "../codec.ts";
-import type { IREvent } from "../../ir/events.ts";
-import type { IRRequest } from "../../ir/request.ts";
-import { replaySse } from "../sse_parse.ts";
-import { ResponsesStreamDecoder } from "./stream_decode.ts";
-import { createStreamEncoder } from "./stream_encode.ts";
+import type { EncodeContext, SseFrame } from "../../codec.ts";
+import type { IREvent } from "../../../ir/events.ts";
+import type { IRRequest } from "../../../ir/request.ts";
+import { replaySse } from "../../sse_parse.ts";
+import { ResponsesStreamDecoder } from "../stream_decode.ts";
+import { createStreamEncoder } from "../stream_encode.ts";
 import assert from "node:assert/strict";
 
 export function baseRequest(over: Partial<IRRequest> = {}): IRRequest {
@@ -33,7 +33,7 @@ export function testCtx(request: Partial<IRRequest> = {}, model = "client-model"
 }
 
 export function fixture(name: string): Promise<string> {
-  return Deno.readTextFile(new URL(`./__fixtures__/${name}`, import.meta.url));
+  return Deno.readTextFile(new URL(`./fixtures/${name}`, import.meta.url));
 }
 
 // deno-lint-ignore no-explicit-any

@@ -12,9 +12,9 @@
  * hold the model says must be admitted and is refused is a liveness failure (#mustAdmit). A failure throws
  * with the seed, the step and the last operations, for replay.
  */
-import { GatewayError } from "../errors/gateway_error.ts";
-import type { Store } from "../store/store.ts";
-import { keyRecord, usageRow } from "../store/testing/test_fixtures.ts";
+import { GatewayError } from "../../errors/gateway_error.ts";
+import type { Store } from "../../store/store.ts";
+import { keyRecord, usageRow } from "../../store/testing/test_fixtures.ts";
 import type {
   Caps,
   CommitBatch,
@@ -23,13 +23,13 @@ import type {
   LeaseTake,
   LeaseView,
   UsageRow,
-} from "../store/types.ts";
-import { type Account, newAccount } from "./account.ts";
-import type { CapCodes } from "./caps.ts";
-import { LeaseLedger } from "./lease_ledger.ts";
-import { ledgerEntry } from "./ledger_entry.ts";
-import { DAY, HOUR } from "./windows.ts";
-import { Logger } from "../util/log.ts";
+} from "../../store/types.ts";
+import { type Account, newAccount } from "../account.ts";
+import type { CapCodes } from "../caps.ts";
+import { LeaseLedger } from "../lease_ledger.ts";
+import { ledgerEntry } from "../ledger_entry.ts";
+import { DAY, HOUR } from "../windows.ts";
+import { Logger } from "../../util/log.ts";
 
 /** mulberry32: a small, fast, seedable PRNG; [0, 1). */
 export function mulberry32(seed: number): () => number {

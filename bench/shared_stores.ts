@@ -49,7 +49,7 @@ const SETUPS: Setup[] = [
   { label: "Postgres, WORKERS=2", store: "pg", workers: 2 },
 ];
 
-/** What a statement is there for, by its SQL (src/store/pg_commit.ts COMMIT_SQL, src/store/pg_leases.ts,
+/** What a statement is there for, by its SQL (src/store/pg_commit.ts COMMIT_SQL, src/store/pg_ledger.ts,
  *  KeyRefresh's keyChanges, the client's own); the rest is "other": the hot path's, whose target is zero. */
 const KINDS = [
   ["group commit", /INSERT INTO usage_rows/],
@@ -63,7 +63,7 @@ const KINDS = [
   ["connection setup", /FROM pg_catalog\.pg_type/i],
 ] as const;
 type Kind = typeof KINDS[number][0] | "other";
-/** A take's first statement, the lock of its key: one per take (src/store/pg_leases.ts takeOnce). */
+/** A take's first statement, the lock of its key: one per take (src/store/pg_ledger.ts takeOnce). */
 const TAKE_LOCK = /FROM keys WHERE id = \$1 FOR UPDATE/;
 
 const kindOf = (sql: string): Kind => KINDS.find(([, re]) => re.test(sql))?.[0] ?? "other";

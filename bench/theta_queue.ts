@@ -17,7 +17,7 @@
  * BENCH_DATABASE_URL or TEST_DATABASE_URL (a fresh schema, dropped at the end); without one the Postgres rows
  * are skipped and a previous record of the section is kept.
  */
-import { normalize, type PoolDoc, ticketState } from "../src/families/theta/pool_state.ts";
+import { normalize, POOL_DOCUMENT, type PoolDoc, ticketState } from "../src/families/theta/pool_state.ts";
 import { freshSchema } from "../src/store/testing/pg_test_schema.ts";
 import type { Store } from "../src/store/store.ts";
 import { catProc, childrenOf, type CpuUse, withCpu } from "./cpu.ts";
@@ -242,7 +242,10 @@ const idle = (doc: PoolDoc) => doc.queue.length === 0 && doc.accounts.every((a) 
 async function until(store: Store, accounts: number, ok: (doc: PoolDoc) => boolean) {
   const cfg = poolConfig(accounts);
   while (
-    !await store.updateThetaPool((doc) => ({ doc: null, result: ok(normalize(doc, Date.now(), cfg)) }))
+    !await store.updateDocument(
+      POOL_DOCUMENT,
+      (doc) => ({ doc: null, result: ok(normalize(doc, Date.now(), cfg)) }),
+    )
   ) {
     await sleep(1);
   }
@@ -350,7 +353,7 @@ function render(runs: Runs, db: string, command: string, load: string): string {
     `(1/5/15 min) at start → end: ${load}`,
     `- Postgres: ${db}`,
     "- AccountPool (src/families/theta/account_pool.ts) driven in-process, no HTTP: the store's " +
-    "pool document (updateThetaPool) and change signal (watchThetaPool) are what is measured. Pools " +
+    "pool document (updateDocument) and change signal (watchDocument) are what is measured. Pools " +
     "as the gateway makes them (LEASE_TTL_MS 30 s, queue timeout 30 s) but THETA_IDLE_RELEASE_MS = 0, " +
     "so a released account is free for any key and every grant goes through the shared queue.",
     "",
@@ -430,7 +433,7 @@ function render(runs: Runs, db: string, command: string, load: string): string {
     "- 2 processes: the peer is a process of its own (bench/theta_queue_peer.ts), not a second store " +
     "handle in the bench's: `kv.watch` hears every handle of one KV file within a process (workers " +
     "too), so only another process shows what KV waiters hear of each other — the versionstamp poll " +
-    "every 100 ms (src/store/kv_theta.ts KV_WATCH_POLL_MS); Postgres waiters hear each other by " +
+    "every 100 ms (src/store/kv_documents.ts KV_WATCH_POLL_MS); Postgres waiters hear each other by " +
     "NOTIFY. A KV hand-off to the other process waits for that process's next poll, so the two " +
     "directions add up to about one poll period; each process's poll starts with its first waiter, " +
     "and when both start together (as in the arrival-order run, and whenever a burst reaches both at " +

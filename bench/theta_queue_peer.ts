@@ -7,7 +7,7 @@
  *
  * It says {"op":"ready"} once its store is open, and closes it and exits when its stdin ends. A real process,
  * not a second handle in the bench's own: `kv.watch` hears every handle of a KV file in one process (workers
- * included), so only another process shows how KV waiters hear each other (kv_theta.ts KV_WATCH_POLL_MS).
+ * included), so only another process shows how KV waiters hear each other (kv_documents.ts KV_WATCH_POLL_MS).
  *
  *   deno run -A --unstable-kv bench/theta_queue_peer.ts '{"kind":"kv","path":"/tmp/…/theta.kv"}'
  */

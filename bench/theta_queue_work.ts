@@ -12,14 +12,14 @@ import type { Store } from "../src/store/store.ts";
 /** A store both processes can open: a KV path (":memory:" for this process alone) or a Postgres URL. */
 export type StoreSpec = { kind: "kv"; path: string } | { kind: "pg"; url: string };
 
-/** The store, counting its pool transactions (updateThetaPool calls: every waiter's read, every write). */
+/** The store, counting its pool transactions (updateDocument calls: every waiter's read, every write). */
 export async function openStore(s: StoreSpec): Promise<{ store: Store; transactions: () => number }> {
   const store = s.kind === "kv" ? await KvStore.open(s.path) : await PgStore.open(s.url);
-  const update = store.updateThetaPool.bind(store);
+  const update = store.updateDocument.bind(store);
   let n = 0;
-  store.updateThetaPool = (change) => {
+  store.updateDocument = (name, change) => {
     n++;
-    return update(change);
+    return update(name, change);
   };
   return { store, transactions: () => n };
 }

@@ -1,9 +1,9 @@
 /**
- * Files of family alpha in Deno KV (Store.putFile and the rest, spec §8.2): metadata per key, bytes and
+ * Uploaded files in Deno KV (store.ts FileStore, spec §8.2): metadata per key, bytes and
  * serialised sections in chunks, and a per-key quota record taken and released atomically. Read-check-writes
  * go through kv_atomic.ts, so several processes on one KV file stay exact.
  */
-import type { FileQuota, FileSection, PutFileResult, StoredFile } from "./store.ts";
+import type { FileQuota, FileSection, FileStore, PutFileResult, StoredFile } from "./store.ts";
 import { commitChecked } from "./kv_atomic.ts";
 import { kvKeys } from "./kv_keys.ts";
 import { concatBytes } from "../util/bytes.ts";
@@ -22,10 +22,10 @@ interface QuotaRecord {
   files: QuotaEntry[];
 }
 
-export class KvFiles {
+export class KvFiles implements FileStore {
   constructor(private readonly kv: Deno.Kv) {}
 
-  async put(
+  async putFile(
     file: StoredFile,
     data: Uint8Array,
     sectionsJson: Uint8Array,
@@ -45,32 +45,32 @@ export class KvFiles {
     }
   }
 
-  async get(keyId: string, id: string, now: number): Promise<StoredFile | null> {
+  async getFile(keyId: string, id: string, now: number): Promise<StoredFile | null> {
     const rec = (await this.kv.get<StoredFile>(kvKeys.file(keyId, id))).value;
     return rec && rec.expiresAt > now ? rec : null;
   }
 
-  async list(keyId: string, now: number): Promise<StoredFile[]> {
+  async listFiles(keyId: string, now: number): Promise<StoredFile[]> {
     const out: StoredFile[] = [];
     const expired: StoredFile[] = [];
     for await (const e of this.kv.list<StoredFile>({ prefix: kvKeys.filePrefix(keyId) })) {
       (e.value.expiresAt > now ? out : expired).push(e.value);
     }
     // Sweep what KV has not expired yet (expireIn is a lower bound, not a deadline).
-    for (const f of expired) await this.delete(keyId, f.id).catch(() => {});
+    for (const f of expired) await this.deleteFile(keyId, f.id).catch(() => {});
     return out.sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
   }
 
-  data(file: StoredFile): Promise<Uint8Array> {
+  getFileData(file: StoredFile): Promise<Uint8Array> {
     return this.#readChunks(file.id, "data");
   }
 
-  async sections(file: StoredFile): Promise<FileSection[]> {
+  async getFileSections(file: StoredFile): Promise<FileSection[]> {
     const bytes = await this.#readChunks(file.id, "sections");
     return bytes.byteLength === 0 ? [] : JSON.parse(new TextDecoder().decode(bytes)) as FileSection[];
   }
 
-  async delete(keyId: string, id: string): Promise<boolean> {
+  async deleteFile(keyId: string, id: string): Promise<boolean> {
     const metaKey = kvKeys.file(keyId, id);
     const meta = await this.kv.get<StoredFile>(metaKey);
     if (meta.value === null) return false;

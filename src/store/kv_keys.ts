@@ -1,4 +1,45 @@
 /** Every Deno KV key shape the store uses, in one place. */
+import { checkName } from "./json_document.ts";
+
+/** The first key parts of the store's own records: a document or set name (the caller's) may be none of them. */
+const OWN_PARTS = [
+  "key",
+  "key_money",
+  "key_by_hash",
+  "key_ledger",
+  "key_change",
+  "usage",
+  "usage_hour",
+  "usage_hours_ready",
+  "commit_done",
+  "open",
+  "tariff",
+  "file",
+  "file_chunk",
+  "file_quota",
+  "dashboard_session",
+  "request_count",
+  "shop_package",
+  "payment_method",
+  "payment",
+  "payment_by_time",
+  "payment_by_status",
+  "payment_by_chat",
+  "payment_charge",
+  "ledger_entry",
+  "key_owner",
+  "chat_key",
+  "bot_update",
+] as const;
+
+/** `name` as a document's or set's first key part; throws for a malformed name or one of the store's own. */
+export function callerPart(name: string): string {
+  checkName(name);
+  if ((OWN_PARTS as readonly string[]).includes(name)) {
+    throw new Error(`reserved document or set name: ${name}`);
+  }
+  return name;
+}
 
 export const kvKeys = {
   key: (id: string) => ["key", id] as const,
@@ -48,14 +89,14 @@ export const kvKeys = {
   fileChunkPrefix: (fileId: string) => ["file_chunk", fileId] as const,
   /** Per-key quota record: the live files' ids, sizes and expiry, taken and released atomically. */
   fileQuota: (keyId: string) => ["file_quota", keyId] as const,
-  /** An unfinished gamma/eta tool loop, per key (counting a key's loops is one prefix scan). */
-  toolLoop: (keyId: string, loopId: string) => ["tool_loop", keyId, loopId] as const,
-  toolLoopPrefix: (keyId: string) => ["tool_loop", keyId] as const,
-  /** The theta account pool's document (kv_theta.ts), UTF-8 JSON of at most 60,000 bytes. */
-  thetaPool: () => ["theta_pool"] as const,
+  /** A shared document by its caller's name (kv_documents.ts), UTF-8 JSON of at most 60,000 bytes. */
+  document: (name: string) => [name] as const,
+  /** A member of an expiring set, per owner (listing an owner's members is one prefix scan; kv_expiring_sets.ts). */
+  setMember: (set: string, owner: string, id: string) => [set, owner, id] as const,
+  setOwnerPrefix: (set: string, owner: string) => [set, owner] as const,
   /** A dashboard session by the SHA-256 of its id (store.ts putSession), removed by KV at its expiry. */
   session: (hash: string) => ["dashboard_session", hash] as const,
-  /** A key's request count of one counter over the UTC hour and day (kv_theta.ts). */
+  /** A key's request count of one counter over the UTC hour and day (kv_counters.ts). */
   requestCount: (keyId: string, counter: string) => ["request_count", keyId, counter] as const,
   /** The key shop (shop_store.ts): a package by id. */
   shopPackage: (id: string) => ["shop_package", id] as const,

@@ -13,7 +13,7 @@ import { type LeaseBook, leaseViewOf } from "./kv_leases.ts";
 import { addMoney, moneyKeys, setMoney, sumLimbs } from "./kv_money.ts";
 import { writeNewKey } from "./kv_key_writes.ts";
 import { tryCommit } from "./kv_shop.ts";
-import type { PaymentQuery } from "./shop_store.ts";
+import type { PaymentQuery, PaymentStore } from "./shop_store.ts";
 import {
   checkPaymentEntry,
   type KeyOwner,
@@ -28,10 +28,10 @@ import type { KeyMeta } from "./types.ts";
 /** Deno KV reads at most 10 keys in one `getMany`. */
 const MAX_READ = 10;
 
-export class KvPayments {
+export class KvPayments implements PaymentStore {
   constructor(private readonly kv: Deno.Kv) {}
 
-  async create(p: Payment): Promise<void> {
+  async createPayment(p: Payment): Promise<void> {
     const created = await optimistic("createPayment", () => {
       const op = this.kv.atomic().check({ key: kvKeys.payment(p.id), versionstamp: null });
       writePayment(op, p);
@@ -40,12 +40,12 @@ export class KvPayments {
     if (!created) throw new Error("payment already exists");
   }
 
-  async get(id: string): Promise<Payment | null> {
+  async getPayment(id: string): Promise<Payment | null> {
     return (await this.kv.get<Payment>(kvKeys.payment(id))).value;
   }
 
   /** Walks the narrowest index newest first; with both a chat and a status, the chat's (a chat has few). */
-  async list(q: PaymentQuery): Promise<Payment[]> {
+  async listPayments(q: PaymentQuery): Promise<Payment[]> {
     const prefix = q.chatId !== undefined
       ? kvKeys.paymentByChatPrefix(q.chatId)
       : q.status !== undefined
@@ -69,7 +69,7 @@ export class KvPayments {
     return out.slice(0, q.limit);
   }
 
-  cancel(id: string): Promise<Payment | null> {
+  cancelPayment(id: string): Promise<Payment | null> {
     return optimistic("cancelPayment", async () => {
       const e = await this.kv.get<Payment>(kvKeys.payment(id));
       if (e.value === null || e.value.status !== "pending") return { value: e.value };
@@ -80,7 +80,7 @@ export class KvPayments {
     });
   }
 
-  settle(s: PaymentSettlement): Promise<SettledPayment> {
+  settlePayment(s: PaymentSettlement): Promise<SettledPayment> {
     return optimistic<SettledPayment>("settlePayment", async () => {
       const charge = s.telegramChargeId;
       const [pay, seen] = await this.kv.getMany<[Payment, string]>([
@@ -91,7 +91,7 @@ export class KvPayments {
       if (p === null) throw new Error(`settlePayment: unknown payment ${s.paymentId}`);
       const chargeSeen = charge !== null && seen.value !== null;
       if (isDuplicate(p, chargeSeen)) {
-        const settled = !chargeSeen || seen.value === p.id ? p : await this.get(seen.value!);
+        const settled = !chargeSeen || seen.value === p.id ? p : await this.getPayment(seen.value!);
         return { value: { outcome: "duplicate", payment: settled ?? p } };
       }
       const op = this.kv.atomic().check(pay);
@@ -128,7 +128,7 @@ export class KvPayments {
   }
 
   /** The debit sets the key's `credited` limbs under a check of every limb and of its lease book. */
-  refund(paymentId: string, entry: LedgerEntry, now: number): Promise<RefundedPayment> {
+  refundPayment(paymentId: string, entry: LedgerEntry, now: number): Promise<RefundedPayment> {
     return optimistic<RefundedPayment>("refundPayment", async () => {
       const pay = await this.kv.get<Payment>(kvKeys.payment(paymentId));
       const p = pay.value;
@@ -162,7 +162,7 @@ export class KvPayments {
   }
 
   /** Keys are never deleted, so the key read before the blind write still exists at the write. */
-  async credit(entry: LedgerEntry): Promise<boolean> {
+  async creditKey(entry: LedgerEntry): Promise<boolean> {
     if (entry.kind !== "credit") throw new RangeError(`creditKey: a ${entry.kind} entry`);
     if ((await this.kv.get(kvKeys.key(entry.keyId))).value === null) return false;
     const op = this.kv.atomic();
@@ -172,7 +172,7 @@ export class KvPayments {
     return true;
   }
 
-  async ledger(keyId: string): Promise<LedgerEntry[]> {
+  async listLedger(keyId: string): Promise<LedgerEntry[]> {
     const out: LedgerEntry[] = [];
     for await (const e of this.kv.list<LedgerEntry>({ prefix: kvKeys.ledgerEntryPrefix(keyId) })) {
       out.push(e.value);

@@ -6,6 +6,7 @@
  */
 import { commitChecked, isLockedError, optimistic } from "./kv_atomic.ts";
 import { kvKeys } from "./kv_keys.ts";
+import type { ShopStore } from "./shop_store.ts";
 import { markChanged } from "./kv_key_writes.ts";
 import {
   type KeyOwner,
@@ -20,7 +21,7 @@ import type { KeyMeta, KeyRecord } from "./types.ts";
 /** Deno KV reads at most 10 keys in one `getMany`. */
 const MAX_READ = 10;
 
-export class KvShop {
+export class KvShop implements ShopStore {
   constructor(private readonly kv: Deno.Kv) {}
 
   async listPackages(): Promise<Package[]> {

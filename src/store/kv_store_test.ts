@@ -10,7 +10,7 @@ import { credit, ownedKey, payment, paymentContract } from "./testing/payment_co
 import { entry } from "./testing/shop_contract.ts";
 import { sessionContract } from "./testing/session_contract.ts";
 import { shopContract } from "./testing/shop_contract.ts";
-import { thetaContract } from "./testing/theta_contract.ts";
+import { documentsContract } from "./testing/documents_contract.ts";
 import { type StoreBackend, storeContract } from "./testing/store_contract.ts";
 import { usageHoursContract } from "./testing/usage_hours_contract.ts";
 import { commitOnceContract, type FaultyLocation, type WriteFault } from "./testing/commit_once_contract.ts";
@@ -47,7 +47,7 @@ storeContract(kv);
 filesContract(kv);
 leaseContract(kv);
 leaseCommitContract(kv);
-thetaContract(kv);
+documentsContract(kv);
 usageHoursContract(kv);
 sessionContract(kv);
 shopContract(kv);
@@ -297,19 +297,19 @@ Deno.test("KvStore.refundPayment: a refund committed between its payment read an
   assert.deepEqual([k.credited, k.balance], [50n, 50n], "debited once");
 });
 
-Deno.test("KvStore.watchThetaPool: another process's change wakes it within the poll (kv.watch alone would not)", async () => {
+Deno.test("KvStore.watchDocument: another process's change wakes it within the poll (kv.watch alone would not)", async () => {
   const dir = await Deno.makeTempDir({ prefix: "kv_store_" });
   const path = `${dir}/gateway.kv`;
   const store = await KvStore.open(path);
   let calls = 0;
-  const stop = store.watchThetaPool(() => calls++);
+  const stop = store.watchDocument("d", () => calls++);
   try {
     await new Promise((r) => setTimeout(r, 300));
     calls = 0;
-    // Another process writes the pool (denoland/deno#21640: no watch of this process hears it).
+    // Another process writes the document (denoland/deno#21640: no watch of this process hears it).
     const code = `import { KvStore } from ${JSON.stringify(new URL("./kv_store.ts", import.meta.url).href)};
       const s = await KvStore.open(${JSON.stringify(path)});
-      await s.updateThetaPool(() => ({ doc: { n: 1 }, result: null }));
+      await s.updateDocument("d", () => ({ doc: { n: 1 }, result: null }));
       await s.close();`;
     const out = await new Deno.Command(Deno.execPath(), {
       args: ["eval", "--unstable-kv", code],
@@ -320,10 +320,34 @@ Deno.test("KvStore.watchThetaPool: another process's change wakes it within the 
     const written = Date.now();
     while (calls === 0 && Date.now() - written < 1_000) await new Promise((r) => setTimeout(r, 10));
     assert.equal(calls, 1, "one call for the one change, within a second");
-    assert.deepEqual(await store.updateThetaPool((doc) => ({ doc: null, result: doc })), { n: 1 });
+    assert.deepEqual(await store.updateDocument("d", (doc) => ({ doc: null, result: doc })), { n: 1 });
   } finally {
     stop();
     await store.close();
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("KvStore: a document and a set's members of before (their KV keys unchanged) are read by the names their callers use", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const store = new KvStore(kv);
+  try {
+    await kv.set(["theta_pool"], new TextEncoder().encode(JSON.stringify({ seq: 3 })));
+    const loop = { keyId: "k1", id: "l1", callIds: ["call_a"], updatedAt: 100, expiresAt: 10_000 };
+    await kv.set(["tool_loop", "k1", "l1"], loop);
+    assert.deepEqual(await store.updateDocument("theta_pool", (d) => ({ doc: null, result: d })), { seq: 3 });
+    assert.deepEqual(await store.listMembers("tool_loop", "k1", 200), [loop]);
+  } finally {
+    await store.close();
+  }
+});
+
+Deno.test("KvStore: a document or set named like one of the store's own records is refused", async () => {
+  const store = await KvStore.open(":memory:");
+  try {
+    await assert.rejects(store.updateDocument("tariff", () => ({ doc: { x: 1 }, result: null })), /reserved/);
+    await assert.rejects(store.listMembers("key", "k1", 0), /reserved/);
+  } finally {
+    await store.close();
   }
 });

@@ -319,6 +319,40 @@ CREATE INDEX bot_updates_expiry ON bot_updates (expires_at);
 ALTER TABLE dashboard_sessions ADD COLUMN key_hash text COLLATE "C" NOT NULL DEFAULT '';
 `,
   },
+  {
+    version: 11,
+    name: "shared documents and expiring sets by name",
+    sql: `
+-- Named JSON documents (store.ts SharedDocuments; pg_documents.ts), a row created by the first change. The one
+-- document of migration 3 moves here under the name its caller uses for it.
+CREATE TABLE shared_documents (
+  name text COLLATE "C" PRIMARY KEY,
+  doc jsonb
+);
+INSERT INTO shared_documents (name, doc) SELECT 'theta_pool', doc FROM theta_pool;
+DROP TABLE theta_pool;
+
+-- Members of expiring sets per owner (store.ts ExpiringSets; pg_expiring_sets.ts): the member's record as its
+-- caller wrote it; swept by expires_at. The records of migration 1's one set move here under its caller's name.
+CREATE TABLE expiring_members (
+  set_name text COLLATE "C" NOT NULL,
+  owner text COLLATE "C" NOT NULL,
+  id text COLLATE "C" NOT NULL,
+  member jsonb NOT NULL,
+  expires_at bigint NOT NULL,
+  PRIMARY KEY (set_name, owner, id)
+);
+CREATE INDEX expiring_members_expiry ON expiring_members (expires_at);
+INSERT INTO expiring_members (set_name, owner, id, member, expires_at)
+  SELECT 'tool_loop', key_id, id,
+    jsonb_build_object(
+      'keyId', key_id, 'id', id, 'callIds', call_ids, 'updatedAt', updated_at, 'expiresAt', expires_at
+    ),
+    expires_at
+  FROM tool_loops;
+DROP TABLE tool_loops;
+`,
+  },
 ];
 
 /**

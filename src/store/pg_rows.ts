@@ -5,7 +5,7 @@
  * rows with a fixed text (one prepared statement).
  */
 import type { Family } from "../catalog/models.ts";
-import type { StoredFile, ToolLoop } from "./store.ts";
+import type { StoredFile } from "./store.ts";
 import { rollWindow } from "./shared_window.ts";
 import type {
   KeyMeta,
@@ -228,15 +228,5 @@ export function fileFromRow(r: Row): StoredFile {
     createdAt: Number(r.created_at),
     expiresAt: Number(r.expires_at),
     storedBytes: Number(r.stored_bytes),
-  };
-}
-
-export function toolLoopFromRow(r: Row): ToolLoop {
-  return {
-    keyId: r.key_id,
-    id: r.id,
-    callIds: r.call_ids,
-    updatedAt: Number(r.updated_at),
-    expiresAt: Number(r.expires_at),
   };
 }

@@ -17,7 +17,7 @@ import { T } from "./testing/lease_fixtures.ts";
 import { paymentContract } from "./testing/payment_contract.ts";
 import { sessionContract } from "./testing/session_contract.ts";
 import { shopContract } from "./testing/shop_contract.ts";
-import { thetaContract } from "./testing/theta_contract.ts";
+import { documentsContract } from "./testing/documents_contract.ts";
 import { type StoreBackend, storeContract } from "./testing/store_contract.ts";
 import { usageHoursContract } from "./testing/usage_hours_contract.ts";
 import { commitOnceContract, type FaultyLocation, type WriteFault } from "./testing/commit_once_contract.ts";
@@ -54,7 +54,7 @@ storeContract(postgres);
 filesContract(postgres);
 leaseContract(postgres);
 leaseCommitContract(postgres);
-thetaContract(postgres);
+documentsContract(postgres);
 usageHoursContract(postgres);
 sessionContract(postgres);
 shopContract(postgres);
@@ -83,6 +83,38 @@ pgTest(
       assert.equal((await sql`SELECT 1 FROM schema_migrations WHERE version = ${next + 1}`).length, 0);
     } finally {
       await sql.end();
+    }
+  },
+);
+
+pgTest(
+  "migration 11 moves the one pool document and the tool loops of before under the names their callers use",
+  async (s) => {
+    const sql = connect(s.url, "test");
+    try {
+      await migrate(sql, MIGRATIONS.filter((m) => m.version < 11));
+      await sql`UPDATE theta_pool SET doc = ${sql.json({ queue: ["k"], seq: 3 })}`;
+      await sql`
+        INSERT INTO tool_loops (key_id, id, call_ids, updated_at, expires_at)
+        VALUES ('k1', 'l1', ${sql.json(["call_a"])}, 100, 10000), ('k1', 'l0', ${
+        sql.json(["call_b"])
+      }, 50, 9000)`;
+    } finally {
+      await sql.end();
+    }
+    const store = await PgStore.open(s.url);
+    try {
+      const doc = await store.updateDocument("theta_pool", (d) => ({ doc: null, result: d }));
+      assert.deepEqual(doc, { queue: ["k"], seq: 3 });
+      assert.deepEqual(await store.listMembers("tool_loop", "k1", 200), [
+        { keyId: "k1", id: "l0", callIds: ["call_b"], updatedAt: 50, expiresAt: 9000 },
+        { keyId: "k1", id: "l1", callIds: ["call_a"], updatedAt: 100, expiresAt: 10000 },
+      ]);
+      assert.deepEqual(await store.listMembers("tool_loop", "k1", 9500), [
+        { keyId: "k1", id: "l1", callIds: ["call_a"], updatedAt: 100, expiresAt: 10000 },
+      ]);
+    } finally {
+      await store.close();
     }
   },
 );
@@ -158,7 +190,7 @@ pgTest("the usage report's page is an index range in the report's order (no sort
   }
 });
 
-pgTest("the sweep deletes every expired file, tool loop, lease and session, and nothing live", async (s) => {
+pgTest("the sweep deletes every expired file, set member, lease and session, and nothing live", async (s) => {
   const store = await PgStore.open(s.url);
   try {
     const quota = { maxFiles: 5, maxBytes: 1_000 };
@@ -177,15 +209,9 @@ pgTest("the sweep deletes every expired file, tool loop, lease and session, and 
     await store.putFile(file("f_old", "k1", 100), one, one, quota);
     await store.putFile(file("f_old", "k2", 100), one, one, quota);
     await store.putFile(file("f_new", "k1", 1_000), one, one, quota);
-    const loop = (id: string, expiresAt: number) => ({
-      keyId: "k1",
-      id,
-      callIds: ["c"],
-      updatedAt: 0,
-      expiresAt,
-    });
-    await store.updateToolLoops("k1", { close: [], open: loop("l_old", 100) });
-    await store.updateToolLoops("k1", { close: [], open: loop("l_new", 1_000) });
+    const member = (id: string, expiresAt: number) => ({ id, values: ["c"], expiresAt });
+    await store.updateMembers("test_set", "k1", { remove: [], put: member("l_old", 100) }, 0);
+    await store.updateMembers("test_set", "k1", { remove: [], put: member("l_new", 1_000) }, 0);
     await store.createKey(keyRecord("k1", { credited: 100n, balance: 100n }));
     const take = (holder: string, ttlMs: number) =>
       store.takeLease({ keyId: "k1", holder, now: 0, ttlMs, decide: () => ({ grant: 10n, reserved: 0n }) });
@@ -211,7 +237,7 @@ pgTest("the sweep deletes every expired file, tool loop, lease and session, and 
           "k1/f_new",
         ],
       );
-      assert.deepEqual((await sql`SELECT id FROM tool_loops`).map((r) => r.id), ["l_new"]);
+      assert.deepEqual((await sql`SELECT id FROM expiring_members`).map((r) => r.id), ["l_new"]);
       assert.deepEqual((await sql`SELECT holder FROM leases`).map((r) => r.holder), ["h_new"]);
       assert.deepEqual((await sql`SELECT hash FROM dashboard_sessions`).map((r) => r.hash), ["s_new"]);
     } finally {
@@ -253,19 +279,19 @@ pgTest(
 );
 
 pgTest(
-  "watchThetaPool: each schema's pool has its own channel; another schema's change is not heard",
+  "watchDocument: each schema's document has its own channel; another schema's change is not heard",
   async (s) => {
     const other = await freshSchema();
     const [mine, theirs] = await Promise.all([PgStore.open(s.url), PgStore.open(other.url)]);
     let calls = 0;
-    const stop = mine.watchThetaPool(() => calls++);
+    const stop = mine.watchDocument("d", () => calls++);
     try {
       await new Promise((r) => setTimeout(r, 500)); // listening (its start may call once)
       calls = 0;
-      await theirs.updateThetaPool(() => ({ doc: { n: 1 }, result: null }));
+      await theirs.updateDocument("d", () => ({ doc: { n: 1 }, result: null }));
       await new Promise((r) => setTimeout(r, 500));
       assert.equal(calls, 0);
-      await mine.updateThetaPool(() => ({ doc: { n: 1 }, result: null }));
+      await mine.updateDocument("d", () => ({ doc: { n: 1 }, result: null }));
       const changed = Date.now();
       while (calls === 0 && Date.now() - changed < 2_000) await new Promise((r) => setTimeout(r, 10));
       assert.equal(calls, 1);

@@ -29,6 +29,7 @@ export interface PaymentQuery {
   limit: number;
 }
 
+/** Packages, payment methods, who owns a key, key rotation and the bot's seen updates. */
 export interface ShopStore {
   /** Every package, oldest first. */
   listPackages(): Promise<Package[]>;
@@ -44,6 +45,30 @@ export interface ShopStore {
   /** Applies the patch atomically; null for an unknown id. */
   updatePaymentMethod(id: string, patch: PaymentMethodPatch): Promise<PaymentMethod | null>;
 
+  getKeyOwner(keyId: string): Promise<KeyOwner | null>;
+  /** The keys a chat owns, by key id; every owned key when `chatId` is undefined. */
+  listKeyOwners(chatId?: number): Promise<KeyOwner[]>;
+  /**
+   * Changes a key's owner record in one atomic step: `change` gets the current record and returns the new
+   * one, or null to leave it. Resolves with the record written, or null (unknown key or nothing changed).
+   * `change` must be pure: an optimistic store may call it again.
+   */
+  updateKeyOwner(keyId: string, change: (o: KeyOwner) => KeyOwner | null): Promise<KeyOwner | null>;
+  /** Ids of the keys whose hint is `hint` (admin support lookups). */
+  keyIdsByHint(hint: string): Promise<string[]>;
+  /**
+   * Replaces a key's hash and hint (rotation) if its hash is still `oldHash`, in one atomic step with the
+   * lookup by hash (the old hash finds nothing from then on) and a key change stamp (store.ts keyChanges).
+   * False when the hash changed meanwhile or the key is unknown. Store.updateKey never changes the hash.
+   */
+  rotateKeyHash(keyId: string, oldHash: string, next: { hash: string; hint: string }): Promise<boolean>;
+
+  /** True the first time `updateId` is seen (kept `ttlMs` from `now`; once expired it counts as new). */
+  firstSeen(updateId: number, now: number, ttlMs: number): Promise<boolean>;
+}
+
+/** Payments and the key ledger: every step that moves a key's credit with its entry. */
+export interface PaymentStore {
   /** Stores a new payment (status pending). Fails if the id exists. */
   createPayment(p: Payment): Promise<void>;
   getPayment(id: string): Promise<Payment | null>;
@@ -72,25 +97,4 @@ export interface ShopStore {
   creditKey(entry: LedgerEntry): Promise<boolean>;
   /** A key's ledger entries, oldest first (by createdAt, then id). */
   listLedger(keyId: string): Promise<LedgerEntry[]>;
-
-  getKeyOwner(keyId: string): Promise<KeyOwner | null>;
-  /** The keys a chat owns, by key id; every owned key when `chatId` is undefined. */
-  listKeyOwners(chatId?: number): Promise<KeyOwner[]>;
-  /**
-   * Changes a key's owner record in one atomic step: `change` gets the current record and returns the new
-   * one, or null to leave it. Resolves with the record written, or null (unknown key or nothing changed).
-   * `change` must be pure: an optimistic store may call it again.
-   */
-  updateKeyOwner(keyId: string, change: (o: KeyOwner) => KeyOwner | null): Promise<KeyOwner | null>;
-  /** Ids of the keys whose hint is `hint` (admin support lookups). */
-  keyIdsByHint(hint: string): Promise<string[]>;
-  /**
-   * Replaces a key's hash and hint (rotation) if its hash is still `oldHash`, in one atomic step with the
-   * lookup by hash (the old hash finds nothing from then on) and a key change stamp (store.ts keyChanges).
-   * False when the hash changed meanwhile or the key is unknown. Store.updateKey never changes the hash.
-   */
-  rotateKeyHash(keyId: string, oldHash: string, next: { hash: string; hint: string }): Promise<boolean>;
-
-  /** True the first time `updateId` is seen (kept `ttlMs` from `now`; once expired it counts as new). */
-  firstSeen(updateId: number, now: number, ttlMs: number): Promise<boolean>;
 }

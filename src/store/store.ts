@@ -6,7 +6,7 @@
  * operations write. Holds are not stored: the Ledger (src/accounts/ledger.ts) keeps them.
  */
 import type { TariffRow } from "../catalog/tariff_seed.ts";
-import type { ShopStore } from "./shop_store.ts";
+import type { PaymentStore, ShopStore } from "./shop_store.ts";
 import type { LedgerEntry } from "./shop_types.ts";
 import type {
   CommitBatch,
@@ -15,7 +15,6 @@ import type {
   LeaseTake,
   LeaseView,
   SessionRecord,
-  ThetaPoolDoc,
   UsageHour,
   UsageRow,
 } from "./types.ts";
@@ -29,7 +28,7 @@ export interface UsagePage {
   next?: string;
 }
 
-/** An uploaded document of family alpha (spec §2.2). Times are Unix milliseconds. */
+/** An uploaded document (spec §2.2). Times are Unix milliseconds. */
 export interface StoredFile {
   id: string;
   keyId: string;
@@ -57,30 +56,23 @@ export interface FileQuota {
 
 export type PutFileResult = "ok" | "quota_exceeded";
 
-/**
- * An unfinished client tool loop of families gamma and eta (spec §7.5): the last answer of a conversation ended
- * waiting for the client's results of these tool calls. Times are Unix milliseconds.
- */
-export interface ToolLoop {
-  keyId: string;
-  /** Stable for the loop's life: the id of the request whose answer opened it. */
-  id: string;
-  /** The tool calls of the loop's last answer, whose results continue it. */
-  callIds: string[];
-  /** When the loop's last answer ended. */
-  updatedAt: number;
-  /** When the loop is gone unless continued (the store removes it then). */
-  expiresAt: number;
+/** A shared JSON document (SharedDocuments): plain JSON, opaque to the store. */
+export type JsonDocument = { readonly [field: string]: unknown };
+
+/** A member of an expiring set (ExpiringSets): any JSON record with an id and its expiry (Unix ms). */
+export interface SetMember {
+  readonly id: string;
+  readonly expiresAt: number;
 }
 
-/** One atomic change of a key's tool loops: the `close` ids deleted, `open` written (a new or renewed loop). */
-export interface ToolLoopChange {
-  close: string[];
-  open?: ToolLoop;
+/** One atomic change of an owner's members in a set: the `remove` ids deleted, `put` written (new or renewed). */
+export interface MemberChange<M extends SetMember> {
+  remove: readonly string[];
+  put?: M;
 }
 
-/** Beside its own methods, the key shop's (shop_store.ts). */
-export interface Store extends ShopStore {
+/** Key records and their metadata (money is the ledger's: LedgerStore.commit adds to it). */
+export interface KeyStore {
   /** Every key record with its money (loaded once at start-up into the account table). */
   listKeys(): Promise<KeyRecord[]>;
   getKey(id: string): Promise<KeyRecord | null>;
@@ -90,6 +82,18 @@ export interface Store extends ShopStore {
   /** Replaces a key's metadata (last writer wins); its money is not touched (money fields, if given, are ignored),
    *  nor its hash and hint (ShopStore.rotateKeyHash changes them). */
   updateKey(meta: KeyMeta): Promise<void>;
+  /** A key by the hash of its full key (a key created by another process), or null. */
+  getKeyByHash(hash: string): Promise<KeyRecord | null>;
+  /**
+   * Every key created or whose metadata changed at or after `since` (Unix ms, the writer's clock), with its
+   * money, in any order; a key may be returned again by later calls. Changes are kept for at least an hour.
+   * How processes see each other's admin changes (`src/accounts/key_refresh.ts`).
+   */
+  keyChanges(since: number): Promise<KeyRecord[]>;
+}
+
+/** The money of keys: the group commit, drain checkpoints and credit leases (the hot path). */
+export interface LedgerStore {
   /**
    * Adds the money deltas to the keys' counters, writes usage rows, deletes settled checkpoints in the same
    * atomic operation as the money deltas, and writes the batch's drain checkpoints. Once per batch id: given a
@@ -99,6 +103,25 @@ export interface Store extends ShopStore {
   commit(batch: CommitBatch): Promise<void>;
   /** Drain checkpoints left by a process that was killed while draining. */
   listOpen(): Promise<UsageRow[]>;
+  /**
+   * Credit leases (docs/ledger_leases.md). In one atomic step against every other take, commit and renewal
+   * of the key: reads the key's view at `take.now` (expired leases count for nothing and may be deleted),
+   * calls `take.decide`, and unless it decided zero for both: sets the holder's lease to `mine + grant` and its
+   * expiry to `now + ttlMs`, and adds `reserved` to the windows rolled to `now`. Resolves with the view
+   * the decision saw and the grant. Unknown key: rejects.
+   */
+  takeLease(take: LeaseTake): Promise<{ view: LeaseView; grant: bigint }>;
+  /** The key's view for `holder` at `now`, written nothing (the admin view's `leased_usd`). Unknown key: null. */
+  leaseView(keyId: string, holder: string, now: number): Promise<LeaseView | null>;
+  /**
+   * Extends to `now + ttlMs` the holder's leases on `keyIds` that are still live at `now` (an expired lease
+   * is never revived: its credit may be another holder's by now). Resolves with the key ids renewed.
+   */
+  renewLeases(holder: string, keyIds: readonly string[], now: number, ttlMs: number): Promise<string[]>;
+}
+
+/** Usage rows and their hourly sums (the report and the dashboard's charts). */
+export interface UsageStore {
   /** Usage rows of one key, newest first. `after` is a continuation from a previous page. */
   listUsage(keyId: string, opts: { limit: number; after?: string }): Promise<UsagePage>;
   /**
@@ -109,10 +132,17 @@ export interface Store extends ShopStore {
    * rows; a row counts once per commit that writes it, as its money does.
    */
   usageHours(keyId: string, fromMs: number, toMs: number): Promise<UsageHour[]>;
+}
+
+export interface TariffStore {
   /** The live tariff rows; null when never stored (the gateway then seeds it). */
   getTariff(): Promise<TariffRow[] | null>;
   /** Replaces the whole tariff in one write. */
   putTariff(rows: TariffRow[]): Promise<void>;
+}
+
+/** Uploaded documents and their quota. */
+export interface FileStore {
   /**
    * Stores a file (original bytes + its extracted sections, already serialised as the JSON of a
    * FileSection[] — serialised once by the caller, never twice on the event loop) if the key's quota
@@ -133,65 +163,9 @@ export interface Store extends ShopStore {
   getFileSections(file: StoredFile): Promise<FileSection[]>;
   /** Deletes a key's file and returns its quota; false when there was none. */
   deleteFile(keyId: string, id: string): Promise<boolean>;
-  /** A key's tool loops not expired at `now`, the first to expire first. */
-  listToolLoops(keyId: string, now: number): Promise<ToolLoop[]>;
-  /** Applies one change to a key's tool loops in one atomic write; a written loop is removed at its `expiresAt`. */
-  updateToolLoops(keyId: string, change: ToolLoopChange): Promise<void>;
-  /** A key by the hash of its full key (a key created by another process), or null. */
-  getKeyByHash(hash: string): Promise<KeyRecord | null>;
-  /**
-   * Every key created or whose metadata changed at or after `since` (Unix ms, the writer's clock), with its
-   * money, in any order; a key may be returned again by later calls. Changes are kept for at least an hour.
-   * How processes see each other's admin changes (`src/accounts/key_refresh.ts`).
-   */
-  keyChanges(since: number): Promise<KeyRecord[]>;
+}
 
-  /**
-   * Credit leases (docs/ledger_leases.md). In one atomic step against every other take, commit and renewal
-   * of the key: reads the key's view at `take.now` (expired leases count for nothing and may be deleted),
-   * calls `take.decide`, and unless it decided zero for both: sets the holder's lease to `mine + grant` and its
-   * expiry to `now + ttlMs`, and adds `reserved` to the windows rolled to `now`. Resolves with the view
-   * the decision saw and the grant. Unknown key: rejects.
-   */
-  takeLease(take: LeaseTake): Promise<{ view: LeaseView; grant: bigint }>;
-  /** The key's view for `holder` at `now`, written nothing (the admin view's `leased_usd`). Unknown key: null. */
-  leaseView(keyId: string, holder: string, now: number): Promise<LeaseView | null>;
-  /**
-   * Extends to `now + ttlMs` the holder's leases on `keyIds` that are still live at `now` (an expired lease
-   * is never revived: its credit may be another holder's by now). Resolves with the key ids renewed.
-   */
-  renewLeases(holder: string, keyIds: readonly string[], now: number, ttlMs: number): Promise<string[]>;
-
-  /**
-   * The theta account pool (family theta, spec §4.7; src/families/theta/): one JSON document shared by every
-   * process, changed in one atomic step against every other change. `change` gets the current document
-   * (null before the first change) and returns the new one (null: leave it as it is) and a result, which this
-   * resolves with. `change` must be pure: an optimistic store may call it again after a conflict. The
-   * document stays small (the pool bounds its queue): at most 60,000 bytes as JSON.
-   */
-  updateThetaPool<T>(
-    change: (doc: ThetaPoolDoc | null) => { doc: ThetaPoolDoc | null; result: T },
-  ): Promise<T>;
-  /**
-   * Calls `onChange` soon after the pool document changed, by any process, so waiters wake without polling;
-   * possibly also at other times (once when the watch starts or reconnects). Returns the stop function.
-   * KV: `watch` for this process's writes, a versionstamp read every 100 ms for other processes' (kv_theta.ts);
-   * Postgres: LISTEN/NOTIFY on a channel of the store's schema (pg_theta.ts).
-   */
-  watchThetaPool(onChange: () => void): () => void;
-  /**
-   * Counts one request of a key against its own hourly and daily limits over UTC calendar windows, atomically
-   * across processes: when the count in the current hour is below `limits.hour` (null: no limit) and the
-   * day's below `limits.day`, both are incremented and "ok" is returned; otherwise nothing changes and the
-   * window that is full is named ("hour" checked first). `counter` names the count (theta: "theta").
-   */
-  countRequest(
-    keyId: string,
-    counter: string,
-    now: number,
-    limits: { hour: number | null; day: number | null },
-  ): Promise<"ok" | "hour" | "day">;
-
+export interface SessionStore {
   /**
    * Dashboard sessions (src/auth/session.ts), shared by every process on the store, so a sign-in works on any
    * of them and a sign-out ends it on all. Written once at sign-in; gone at `expiresAt` (never returned from
@@ -202,7 +176,81 @@ export interface Store extends ShopStore {
   getSession(hash: string, now: number): Promise<SessionRecord | null>;
   /** Removes the session stored under `hash` (sign-out); nothing when there is none. */
   deleteSession(hash: string): Promise<void>;
-
-  /** Ends the store's connections (and releases the KV file's lock, open.ts). */
-  close(): Promise<void>;
 }
+
+/**
+ * Named JSON documents shared by every process, each changed in one atomic step against every other change of
+ * it. A name is a short identifier (`[a-z][a-z0-9_]*`) chosen by the caller, the same in every process.
+ */
+export interface SharedDocuments {
+  /**
+   * `change` gets the current document (null before the first change) and returns the new one (null: leave it
+   * as it is) and a result, which this resolves with. `change` must be pure: an optimistic store may call it
+   * again after a conflict. A document stays small: at most 60,000 bytes as JSON (else a RangeError).
+   */
+  updateDocument<T>(
+    name: string,
+    change: (doc: JsonDocument | null) => { doc: JsonDocument | null; result: T },
+  ): Promise<T>;
+  /**
+   * Calls `onChange` soon after the document changed, by any process, so waiters wake without polling;
+   * possibly also at other times (once when the watch starts or reconnects). Returns the stop function.
+   * KV: `watch` for this process's writes, a versionstamp read every 100 ms for other processes'
+   * (kv_documents.ts); Postgres: LISTEN/NOTIFY on a channel of the document and the store's schema
+   * (pg_documents.ts).
+   */
+  watchDocument(name: string, onChange: () => void): () => void;
+}
+
+/**
+ * Sets of members per owner (a key id) that expire on their own: a member is gone at its `expiresAt` (never
+ * listed from then on, removed by the store in time). A set's name is a short identifier chosen by the caller.
+ */
+export interface ExpiringSets {
+  /** The owner's members not expired at `now`, the first to expire first (then by id). */
+  listMembers<M extends SetMember>(set: string, owner: string, now: number): Promise<M[]>;
+  /** Applies one change to the owner's members in one atomic write; `now` is when the change is made. */
+  updateMembers<M extends SetMember>(
+    set: string,
+    owner: string,
+    change: MemberChange<M>,
+    now: number,
+  ): Promise<void>;
+}
+
+/** Per-key request counters over UTC calendar windows. */
+export interface WindowCounters {
+  /**
+   * Counts one request of a key against its own hourly and daily limits over UTC calendar windows, atomically
+   * across processes: when the count in the current hour is below `limits.hour` (null: no limit) and the
+   * day's below `limits.day`, both are incremented and "ok" is returned; otherwise nothing changes and the
+   * window that is full is named ("hour" checked first). `counter` names the count (the caller's name for it).
+   */
+  countRequest(
+    keyId: string,
+    counter: string,
+    now: number,
+    limits: { hour: number | null; day: number | null },
+  ): Promise<"ok" | "hour" | "day">;
+}
+
+/**
+ * The whole store: the union of its capabilities. A backend composes one object per capability
+ * (kv_store.ts, pg_store.ts), each in its own module; a caller that needs one capability takes its interface.
+ */
+export type Store =
+  & KeyStore
+  & LedgerStore
+  & UsageStore
+  & TariffStore
+  & FileStore
+  & SessionStore
+  & ShopStore
+  & PaymentStore
+  & SharedDocuments
+  & ExpiringSets
+  & WindowCounters
+  & {
+    /** Ends the store's connections (and releases the KV file's lock, open.ts). */
+    close(): Promise<void>;
+  };

@@ -131,7 +131,7 @@ export interface UsageRow {
   charged: bigint;
   /** What usage priced beyond what could be charged without a negative balance: the operator's loss. */
   writtenOff: bigint;
-  /** The model that answered when another than the requested `model` did (theta's fallback, spec §4.7). */
+  /** The model that answered when another than the requested `model` did (a fallback model, spec §4.7). */
   servedModel?: string;
   /** Whether usage came from the upstream or was estimated from delivered frames. */
   usageSource: "upstream" | "estimated";
@@ -195,6 +195,3 @@ export interface CommitBatch {
   /** Unix ms the shared windows are rolled to; required when a money delta carries a `lease`. */
   at?: number;
 }
-
-/** The theta pool's shared document (Store.updateThetaPool): plain JSON, opaque to the store. */
-export type ThetaPoolDoc = { readonly [field: string]: unknown };

@@ -27,16 +27,16 @@ Deno.test("isPgOutage: connection exceptions, shutdowns and socket errors; not S
   assert.equal(isPgOutage(null), false);
 });
 
-Deno.test("guardStore passes a call that returns no promise through untouched (watchThetaPool's stop)", () => {
+Deno.test("guardStore passes a call that returns no promise through untouched (watchDocument's stop)", () => {
   const stop = () => {};
   const seen: unknown[] = [];
   const store = {
-    watchThetaPool(onChange: () => void) {
+    watchDocument(_name: string, onChange: () => void) {
       seen.push(this, onChange);
       return stop;
     },
   } as unknown as Store;
   const onChange = () => {};
-  assert.equal(guardStore(store, () => true).watchThetaPool(onChange), stop);
+  assert.equal(guardStore(store, () => true).watchDocument("d", onChange), stop);
   assert.deepEqual(seen, [store, onChange]);
 });

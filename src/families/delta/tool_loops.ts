@@ -20,9 +20,32 @@
  */
 import { GatewayError } from "../../errors/gateway_error.ts";
 import type { IRRequest } from "../../ir/request.ts";
-import type { ToolLoop, ToolLoopChange } from "../../store/store.ts";
+import type { MemberChange, SetMember } from "../../store/store.ts";
 import type { Logger } from "../../util/log.ts";
 import type { AnswerSummary, RequestAdmission, RequestSession } from "../policy.ts";
+
+/** The store's expiring set of the loops, one owner per key (Store.listMembers). Never changed: the stored
+ *  loops (KV keys, Postgres rows) are found under it. */
+export const LOOP_SET = "tool_loop";
+
+/**
+ * An unfinished client tool loop (spec §7.5): the last answer of a conversation ended waiting for the client's
+ * results of these tool calls. Times are Unix milliseconds.
+ */
+export interface ToolLoop extends SetMember {
+  keyId: string;
+  /** Stable for the loop's life: the id of the request whose answer opened it. */
+  id: string;
+  /** The tool calls of the loop's last answer, whose results continue it. */
+  callIds: string[];
+  /** When the loop's last answer ended. */
+  updatedAt: number;
+  /** When the loop is gone unless continued (the store removes it then). */
+  expiresAt: number;
+}
+
+/** One atomic change of a key's loops: the `remove` ids closed, `put` written (a new or renewed loop). */
+export type ToolLoopChange = MemberChange<ToolLoop>;
 
 export interface LoopSettings {
   maxOpen: number;
@@ -47,7 +70,7 @@ export class ToolLoops {
     if (results.size === 0 && !offersTools) return undefined;
     await this.#writing.get(a.keyId);
     const now = a.now();
-    const loops = await a.store.listToolLoops(a.keyId, now);
+    const loops = await a.store.listMembers<ToolLoop>(LOOP_SET, a.keyId, now);
     const continued = loops.filter((l) => l.callIds.some((id) => results.has(id))).map((l) => l.id);
     if (continued.length === 0) {
       if (!offersTools) return undefined;
@@ -66,8 +89,9 @@ export class ToolLoops {
     const clock = a.now;
     return {
       settled: (answer: AnswerSummary) => {
-        const change = loopChange(keyId, requestId, continued, answer, clock(), settings.ttlMs);
-        if (change) this.#track(keyId, store.updateToolLoops(keyId, change));
+        const now = clock();
+        const change = loopChange(keyId, requestId, continued, answer, now, settings.ttlMs);
+        if (change) this.#track(keyId, store.updateMembers(LOOP_SET, keyId, change, now));
       },
     };
   }
@@ -112,9 +136,9 @@ export function loopChange(
       updatedAt: now,
       expiresAt: now + ttlMs,
     };
-    return { close: continued.slice(1), open };
+    return { remove: continued.slice(1), put: open };
   }
-  return continued.length > 0 ? { close: continued } : undefined;
+  return continued.length > 0 ? { remove: continued } : undefined;
 }
 
 /** The call ids the request's tool results answer. */

@@ -7,11 +7,18 @@ import assert from "node:assert/strict";
 import { GatewayError } from "../../errors/gateway_error.ts";
 import type { IRMessage, IRRequest } from "../../ir/request.ts";
 import { KvStore } from "../../store/kv_store.ts";
-import type { Store, ToolLoopChange } from "../../store/store.ts";
+import type { Store } from "../../store/store.ts";
 import { keyRecord } from "../../store/testing/test_fixtures.ts";
 import type { AnswerSummary, RequestSession } from "../policy.ts";
 import { Logger } from "../../util/log.ts";
-import { loopChange, type LoopSettings, ToolLoops } from "./tool_loops.ts";
+import {
+  LOOP_SET,
+  loopChange,
+  type LoopSettings,
+  type ToolLoop,
+  type ToolLoopChange,
+  ToolLoops,
+} from "./tool_loops.ts";
 
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const SETTINGS: LoopSettings = { maxOpen: 2, ttlMs: 60_000 };
@@ -71,7 +78,7 @@ async function fixture(settings = SETTINGS) {
     await admit(keyId, request({ tools: false, results: ["none"] })); // waits for the key's writes
     return s;
   };
-  const loops = (keyId: string) => store.listToolLoops(keyId, clock.now);
+  const loops = (keyId: string) => store.listMembers<ToolLoop>(LOOP_SET, keyId, clock.now);
   return { store, clock, admit, run, loops, [Symbol.dispose]: () => store.close() };
 }
 
@@ -191,7 +198,7 @@ Deno.test("tool loops: a request without tools and tool results takes no store r
   const store = f.store as Store;
   let reads = 0;
   const counting = new Proxy(store, {
-    get: (t, p) => p === "listToolLoops" ? (reads++, t.listToolLoops.bind(t)) : Reflect.get(t, p, t),
+    get: (t, p) => p === "listMembers" ? (reads++, t.listMembers.bind(t)) : Reflect.get(t, p, t),
   });
   const a = {
     store: counting,
@@ -217,8 +224,9 @@ Deno.test("tool loops: the next request waits for the previous answer's write", 
   // A store whose loop writes land 30 ms late (a remote database, a busy disk).
   const slow = new Proxy(kv as Store, {
     get: (t, p) =>
-      p === "updateToolLoops"
-        ? (keyId: string, c: ToolLoopChange) => delay(30).then(() => t.updateToolLoops(keyId, c))
+      p === "updateMembers"
+        ? (set: string, keyId: string, c: ToolLoopChange, now: number) =>
+          delay(30).then(() => t.updateMembers(set, keyId, c, now))
         : Reflect.get(t, p, t),
   });
   try {
@@ -248,11 +256,11 @@ Deno.test("loopChange: the rule as data", () => {
   const now = 5;
   assert.equal(loopChange("k", "r", [], stopped, now, 10), undefined);
   assert.equal(loopChange("k", "r", ["l1"], { ...toolCalls("c"), status: "error" }, now, 10), undefined);
-  assert.deepEqual(loopChange("k", "r", ["l1"], stopped, now, 10), { close: ["l1"] });
+  assert.deepEqual(loopChange("k", "r", ["l1"], stopped, now, 10), { remove: ["l1"] });
   assert.deepEqual(loopChange("k", "r", [], toolCalls("c", "c"), now, 10), {
-    close: [],
-    open: { keyId: "k", id: "r", callIds: ["c"], updatedAt: 5, expiresAt: 15 },
+    remove: [],
+    put: { keyId: "k", id: "r", callIds: ["c"], updatedAt: 5, expiresAt: 15 },
   });
   // A tool_calls stop without any call id (a malformed upstream) opens nothing.
-  assert.deepEqual(loopChange("k", "r", ["l1"], toolCalls(), now, 10), { close: ["l1"] });
+  assert.deepEqual(loopChange("k", "r", ["l1"], toolCalls(), now, 10), { remove: ["l1"] });
 });

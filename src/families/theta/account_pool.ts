@@ -14,6 +14,7 @@ import {
   leave,
   nextTimedChange,
   normalize,
+  POOL_DOCUMENT,
   type PoolConfig,
   type PoolDoc,
   release,
@@ -157,7 +158,7 @@ export class AccountPool {
   async #update<T>(fn: (doc: PoolDoc, now: number) => T): Promise<T> {
     const now = this.now();
     let after: PoolDoc | undefined;
-    const result = await this.store.updateThetaPool((stored) => {
+    const result = await this.store.updateDocument(POOL_DOCUMENT, (stored) => {
       const doc = normalize(stored, now, this.cfg);
       const out = fn(doc, now);
       after = doc;
@@ -198,7 +199,7 @@ export class AccountPool {
   #enter(): void {
     if (this.#active++ > 0) return;
     // Another process changed the pool: one read brings this process's view up to date.
-    this.#stopWatch = this.store.watchThetaPool(() => void this.#refresh());
+    this.#stopWatch = this.store.watchDocument(POOL_DOCUMENT, () => void this.#refresh());
     this.#renewTimer = setInterval(() => {
       this.#update((doc, now) => renew(doc, this.holder, now, this.cfg)).catch((err) => {
         this.log.error("theta pool renewal failed", { error: message(err) });

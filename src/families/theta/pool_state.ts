@@ -1,5 +1,5 @@
 /**
- * The theta account pool as one shared document (Store.updateThetaPool) and its transitions, pure (spec §4.7,
+ * The theta account pool as one shared document (Store.updateDocument, named POOL_DOCUMENT) and its transitions, pure (spec §4.7,
  * docs/families/theta.md). Each upstream account serves one key at a time and one request at a time; the
  * queue is first come, first served across keys and processes. Every transition first drops what died
  * (holdings and tickets past their expiry: a killed process's) and ends by granting what can be granted, so
@@ -39,7 +39,11 @@ export interface Ticket {
   expiresAt: number;
 }
 
-/** A type (not an interface) so it is a plain JSON document to the store (Store.updateThetaPool). */
+/** The pool document's name in the store, the same in every process. Never changed: the stored pool (a KV
+ *  value, a Postgres shared_documents row) is found under it. */
+export const POOL_DOCUMENT = "theta_pool";
+
+/** A type (not an interface) so it is a plain JSON document to the store (Store.updateDocument). */
 export type PoolDoc = {
   v: 1;
   seq: number;

@@ -1,12 +1,12 @@
 /**
  * The Store contract of uploaded files (store.ts putFile … deleteFile: the quota taken atomically, bytes and
- * sections, expiry and the sweep of a listing) and of tool loops (updateToolLoops, listToolLoops), one suite
+ * sections, expiry and the sweep of a listing) and of expiring sets (updateMembers, listMembers), one suite
  * for every backend, registered beside the others in kv_store_test.ts and pg_store_test.ts. That both are
  * kept across a reopen is in store_contract.ts.
  */
 import assert from "node:assert/strict";
 import { contractTest, type StoreBackend } from "./store_contract.ts";
-import { bytes, file, loop } from "./test_fixtures.ts";
+import { bytes, file, member, memberIds, putMember, removeMembers, TEST_SET } from "./test_fixtures.ts";
 
 export function filesContract(backend: StoreBackend): void {
   const test = contractTest(backend);
@@ -77,24 +77,31 @@ export function filesContract(backend: StoreBackend): void {
     assert.deepEqual(await store.getFileData(f), new Uint8Array(0), "the expired file's bytes are gone");
   });
 
-  test("tool loops: listed per key, first to expire first, expired ones left out", async ({ store }) => {
-    await store.updateToolLoops("k1", { close: [], open: loop("k1", "b", 200) });
-    await store.updateToolLoops("k1", { close: [], open: loop("k1", "a", 100) });
-    await store.updateToolLoops("k2", { close: [], open: loop("k2", "c", 100) });
-    assert.deepEqual((await store.listToolLoops("k1", 150)).map((l) => l.id), ["a", "b"]);
-    assert.deepEqual((await store.listToolLoops("k1", 1_100)).map((l) => l.id), ["b"]);
-    assert.deepEqual((await store.listToolLoops("k1", 1_200)).map((l) => l.id), []);
-    assert.deepEqual((await store.listToolLoops("k2", 150)).map((l) => l.id), ["c"]);
+  test("expiring sets: listed per owner, first to expire first, expired ones left out", async ({ store }) => {
+    await putMember(store, member("k1", "b", 200));
+    await putMember(store, member("k1", "a", 100));
+    await putMember(store, member("k2", "c", 100));
+    assert.deepEqual(await memberIds(store, "k1", 150), ["a", "b"]);
+    assert.deepEqual(await memberIds(store, "k1", 1_100), ["b"]);
+    assert.deepEqual(await memberIds(store, "k1", 1_200), []);
+    assert.deepEqual(await memberIds(store, "k2", 150), ["c"]);
+    assert.deepEqual(await store.listMembers("other_set", "k1", 150), [], "sets are apart");
   });
 
-  test("tool loops: one change closes some and renews another; a loop both closed and written stays", async ({ store }) => {
-    for (const id of ["a", "b", "c"]) await store.updateToolLoops("k", { close: [], open: loop("k", id, 0) });
-    const renewed = { ...loop("k", "a", 500), callIds: ["call_next", "call_other"] };
-    await store.updateToolLoops("k", { close: ["a", "b"], open: renewed });
-    assert.deepEqual(await store.listToolLoops("k", 600), [loop("k", "c", 0), renewed]);
-    await store.updateToolLoops("k", { close: ["a", "nothing"] });
-    assert.deepEqual(await store.listToolLoops("k", 600), [loop("k", "c", 0)]);
-    await store.updateToolLoops("k", { close: [] });
-    assert.deepEqual(await store.listToolLoops("k", 600), [loop("k", "c", 0)]);
+  test("expiring sets: one change removes some and renews another; a member both removed and written stays", async ({ store }) => {
+    for (const id of ["a", "b", "c"]) await putMember(store, member("k", id, 0));
+    const renewed = { ...member("k", "a", 500), values: ["v_next", "v_other"] };
+    await putMember(store, renewed, ["a", "b"]);
+    assert.deepEqual(await store.listMembers(TEST_SET, "k", 600), [member("k", "c", 0), renewed]);
+    await removeMembers(store, "k", ["a", "nothing"]);
+    assert.deepEqual(await store.listMembers(TEST_SET, "k", 600), [member("k", "c", 0)]);
+    await removeMembers(store, "k", []);
+    assert.deepEqual(await store.listMembers(TEST_SET, "k", 600), [member("k", "c", 0)]);
+  });
+
+  test("expiring sets and documents: a malformed name is refused", async ({ store }) => {
+    await assert.rejects(store.listMembers("Bad Name", "k", 0));
+    await assert.rejects(store.updateMembers("not a name", "k", { remove: [] }, 0));
+    await assert.rejects(store.updateDocument("x-y", () => ({ doc: null, result: null })));
   });
 }

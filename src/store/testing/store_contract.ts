@@ -1,12 +1,22 @@
 /**
  * The Store contract (store.ts), one suite for every backend: kv_store_test.ts runs it on Deno KV,
- * pg_store_test.ts on Postgres; files and tool loops are in files_contract.ts, the rest in the other
+ * pg_store_test.ts on Postgres; files and expiring sets are in files_contract.ts, the rest in the other
  * *_contract.ts. Each test gets a fresh, empty storage location it may open more than once (a second writer,
  * a reopen); every store it opened is closed and the location removed at the end.
  */
 import assert from "node:assert/strict";
 import type { Store } from "../store.ts";
-import { batchId, bytes, file, keyRecord, loop, usageRow } from "./test_fixtures.ts";
+import {
+  batchId,
+  bytes,
+  file,
+  keyRecord,
+  member,
+  putMember,
+  TEST_SET,
+  type TestMember,
+  usageRow,
+} from "./test_fixtures.ts";
 import type { KeyRecord, UsageRow } from "../types.ts";
 
 /** Where one test's store lives. */
@@ -288,7 +298,7 @@ export function storeContract(backend: StoreBackend): void {
     assert.deepEqual(await store.getTariff(), rows.slice(1));
   });
 
-  test("everything is kept across a reopen: keys, usage rows, checkpoints, tariff, files, tool loops", async (ctx) => {
+  test("everything is kept across a reopen: keys, usage rows, checkpoints, tariff, files, set members", async (ctx) => {
     const now = Date.now();
     const f = file("file_1", "key_a", now);
     await ctx.store.createKey(keyRec("key_a", 100n));
@@ -300,7 +310,7 @@ export function storeContract(backend: StoreBackend): void {
     });
     await ctx.store.putTariff([{ model: "k3", input: "1", output: "2" }]);
     await ctx.store.putFile(f, bytes("abc"), bytes("[]"), { maxFiles: 1, maxBytes: 100 });
-    await ctx.store.updateToolLoops("key_a", { close: [], open: loop("key_a", "a", now, 60_000) });
+    await putMember(ctx.store, member("key_a", "a", now, 60_000));
 
     const store = await ctx.reopen();
     assert.equal((await store.getKey("key_a"))!.balance, 99n);
@@ -309,7 +319,9 @@ export function storeContract(backend: StoreBackend): void {
     assert.deepEqual(await store.getTariff(), [{ model: "k3", input: "1", output: "2" }]);
     assert.deepEqual(await store.listFiles("key_a", now), [f]);
     assert.deepEqual(await store.getFileData(f), bytes("abc"));
-    assert.deepEqual((await store.listToolLoops("key_a", now)).map((l) => l.callIds), [["call_a"]]);
+    assert.deepEqual((await store.listMembers<TestMember>(TEST_SET, "key_a", now)).map((m) => m.values), [[
+      "v_a",
+    ]]);
   });
 }
 

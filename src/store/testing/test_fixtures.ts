@@ -1,5 +1,5 @@
 /** Records for store, money and account tests: defaults a test overrides with what it is about. */
-import type { StoredFile, ToolLoop } from "../store.ts";
+import type { ExpiringSets, SetMember, StoredFile } from "../store.ts";
 import type { KeyRecord, UsageRow } from "../types.ts";
 import { idGenerator } from "../../util/ids.ts";
 
@@ -72,14 +72,35 @@ export function file(
 /** The UTF-8 bytes of `s`. */
 export const bytes = (s: string) => new TextEncoder().encode(s);
 
-/** Tool loop `id` of `keyId`, written at `updatedAt`, living `ttl` ms; its one call is `call_<id>`. */
-export const loop = (keyId: string, id: string, updatedAt: number, ttl = 1_000): ToolLoop => ({
-  keyId,
+/** The expiring set the contract suites write (store.ts ExpiringSets). */
+export const TEST_SET = "test_set";
+
+/** A member of TEST_SET: `id` of `owner`, written at `updatedAt`, living `ttl` ms; its one value is `v_<id>`. */
+export interface TestMember extends SetMember {
+  owner: string;
+  values: string[];
+  updatedAt: number;
+}
+
+export const member = (owner: string, id: string, updatedAt: number, ttl = 1_000): TestMember => ({
+  owner,
   id,
-  callIds: [`call_${id}`],
+  values: [`v_${id}`],
   updatedAt,
   expiresAt: updatedAt + ttl,
 });
+
+/** Writes `m` into TEST_SET (made at its `updatedAt`), removing `remove` in the same change. */
+export const putMember = (store: ExpiringSets, m: TestMember, remove: string[] = []) =>
+  store.updateMembers(TEST_SET, m.owner, { remove, put: m }, m.updatedAt);
+
+/** Removes `ids` of `owner` from TEST_SET. */
+export const removeMembers = (store: ExpiringSets, owner: string, ids: string[]) =>
+  store.updateMembers<TestMember>(TEST_SET, owner, { remove: ids }, 0);
+
+/** The ids of `owner`'s members of TEST_SET live at `now`. */
+export const memberIds = async (store: ExpiringSets, owner: string, now: number) =>
+  (await store.listMembers<TestMember>(TEST_SET, owner, now)).map((m) => m.id);
 
 const batchIds = idGenerator();
 /** A fresh CommitBatch id (every commit names its batch: batch_id.ts). */

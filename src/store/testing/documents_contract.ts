@@ -1,19 +1,18 @@
 /**
- * The Store contract of the theta capabilities (store.ts updateThetaPool, watchThetaPool, countRequest),
+ * The Store contract of shared documents and request counters (store.ts SharedDocuments, WindowCounters),
  * one suite for every backend, registered next to leaseContract in kv_store_test.ts and
  * pg_store_test.ts. Counts are judged against the `now` given, never the clock; a watch against a bounded wait.
  */
 import assert from "node:assert/strict";
-import type { Store } from "../store.ts";
+import type { JsonDocument, Store } from "../store.ts";
 import { contractTest, type StoreBackend } from "./store_contract.ts";
-import type { ThetaPoolDoc } from "../types.ts";
 
 const HOUR = 3_600_000;
 /** 10:30 UTC on a day: the hour window starts at 10:00, the day window at midnight. */
 const T = Date.UTC(2026, 0, 1, 10, 30);
 /** The longest a watch may take to call back after a change. */
 const WATCH_BOUND_MS = 2_000;
-/** Time for a watch to be listening before the test changes the pool. */
+/** Time for a watch to be listening before the test changes the document. */
 const WATCH_SETTLE_MS = 500;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -25,84 +24,97 @@ async function until(cond: () => boolean, ms: number): Promise<boolean> {
   return cond();
 }
 
-/** The pool document as it is (a change that writes nothing). */
-const readPool = (store: Store) => store.updateThetaPool((doc) => ({ doc: null, result: doc }));
+/** The document as it is (a change that writes nothing). */
+const readDoc = (store: Store) => store.updateDocument(DOC, (doc) => ({ doc: null, result: doc }));
 
 /** Adds 1 to the document's `n`; resolves with the `n` it saw. */
 const increment = (store: Store) =>
-  store.updateThetaPool((doc) => {
+  store.updateDocument(DOC, (doc) => {
     const n = (doc?.n as number | undefined) ?? 0;
     return { doc: { ...doc, n: n + 1 }, result: n };
   });
 
+/** The document the suite changes. */
+const DOC = "test_doc";
+
 const NO_LIMITS = { hour: null, day: null };
 
-export function thetaContract(backend: StoreBackend): void {
+export function documentsContract(backend: StoreBackend): void {
   const test = contractTest(backend);
 
-  test("updateThetaPool: the first change sees null; the result is returned; a null doc changes nothing", async (ctx) => {
-    const seen: (ThetaPoolDoc | null)[] = [];
-    const first = await ctx.store.updateThetaPool((doc) => {
+  test("updateDocument: the first change sees null; the result is returned; a null doc changes nothing", async (ctx) => {
+    const seen: (JsonDocument | null)[] = [];
+    const first = await ctx.store.updateDocument(DOC, (doc) => {
       seen.push(doc);
       return { doc: { accounts: ["a1", "a2"], queue: [] }, result: "first" };
     });
     assert.equal(first, "first");
     assert.deepEqual(seen, [null]);
-    const kept = await ctx.store.updateThetaPool((doc) => ({ doc: null, result: doc }));
+    const kept = await ctx.store.updateDocument(DOC, (doc) => ({ doc: null, result: doc }));
     assert.deepEqual(kept, { accounts: ["a1", "a2"], queue: [] });
-    assert.deepEqual(await readPool(ctx.store), { accounts: ["a1", "a2"], queue: [] });
-    await ctx.store.updateThetaPool(() => ({
+    assert.deepEqual(await readDoc(ctx.store), { accounts: ["a1", "a2"], queue: [] });
+    await ctx.store.updateDocument(DOC, () => ({
       doc: { accounts: ["a1"], queue: [{ key: "k", at: T }] },
       result: 0,
     }));
-    assert.deepEqual(await readPool(await ctx.reopen()), { accounts: ["a1"], queue: [{ key: "k", at: T }] });
+    assert.deepEqual(await readDoc(await ctx.reopen()), { accounts: ["a1"], queue: [{ key: "k", at: T }] });
   });
 
-  test("updateThetaPool: a throwing change rejects with its error and writes nothing", async ({ store }) => {
+  test("updateDocument: a throwing change rejects with its error and writes nothing", async ({ store }) => {
     await increment(store);
     const boom = new Error("change refused");
     await assert.rejects(
-      store.updateThetaPool(() => {
+      store.updateDocument(DOC, () => {
         throw boom;
       }),
       (err: unknown) => err === boom,
     );
-    assert.deepEqual(await readPool(store), { n: 1 });
+    assert.deepEqual(await readDoc(store), { n: 1 });
   });
 
-  test("updateThetaPool: 40 concurrent increments over two handles end at exactly 40", async (ctx) => {
+  test("updateDocument: 40 concurrent increments over two handles end at exactly 40", async (ctx) => {
     const two = await ctx.open();
     const seen = await Promise.all(
       Array.from({ length: 40 }, (_, i) => increment(i % 2 === 0 ? ctx.store : two)),
     );
     // Each change saw the one before it: every value from 0 to 39 once.
     assert.deepEqual(seen.sort((a, b) => a - b), Array.from({ length: 40 }, (_, i) => i));
-    assert.deepEqual(await readPool(ctx.store), { n: 40 });
-    assert.deepEqual(await readPool(two), { n: 40 });
+    assert.deepEqual(await readDoc(ctx.store), { n: 40 });
+    assert.deepEqual(await readDoc(two), { n: 40 });
   });
 
-  test("updateThetaPool: a 50 KB document round-trips; one above 60,000 bytes of JSON is refused", async (ctx) => {
+  test("updateDocument: a 50 KB document round-trips; one above 60,000 bytes of JSON is refused", async (ctx) => {
     // Cyrillic text: 2 bytes a character in UTF-8, so the limit is on bytes, not characters.
     const queue = Array.from(
       { length: 700 },
-      (_, i) => ({ key: `key_${i}`, at: T + i, note: "ожидает «theta»" }),
+      (_, i) => ({ key: `key_${i}`, at: T + i, note: "ожидает «очередь»" }),
     );
     const doc = { queue, accounts: { a1: { session: "s1", until: T + HOUR } } };
     const size = new TextEncoder().encode(JSON.stringify(doc)).byteLength;
     assert.ok(size > 45_000 && size < 60_000, `document of ${size} bytes`);
-    await ctx.store.updateThetaPool(() => ({ doc, result: null }));
-    assert.deepEqual(await readPool(await ctx.reopen()), doc);
+    await ctx.store.updateDocument(DOC, () => ({ doc, result: null }));
+    assert.deepEqual(await readDoc(await ctx.reopen()), doc);
 
     const big = { queue, pad: "я".repeat(6_000) };
     assert.ok(new TextEncoder().encode(JSON.stringify(big)).byteLength > 60_000);
-    await assert.rejects(ctx.store.updateThetaPool(() => ({ doc: big, result: null })), RangeError);
-    assert.deepEqual(await readPool(ctx.store), doc);
+    await assert.rejects(ctx.store.updateDocument(DOC, () => ({ doc: big, result: null })), RangeError);
+    assert.deepEqual(await readDoc(ctx.store), doc);
   });
 
-  test("watchThetaPool: a change on one handle calls the watch of another; stop() ends it", async (ctx) => {
+  test("updateDocument: documents of different names are apart", async ({ store }) => {
+    await increment(store);
+    const other = await store.updateDocument("other_doc", (doc) => ({ doc: { m: 1 }, result: doc }));
+    assert.equal(other, null);
+    assert.deepEqual(await readDoc(store), { n: 1 });
+    assert.deepEqual(await store.updateDocument("other_doc", (doc) => ({ doc: null, result: doc })), {
+      m: 1,
+    });
+  });
+
+  test("watchDocument: a change on one handle calls the watch of another; stop() ends it", async (ctx) => {
     const two = await ctx.open();
     let calls = 0;
-    const stop = two.watchThetaPool(() => calls++);
+    const stop = two.watchDocument(DOC, () => calls++);
     try {
       await sleep(WATCH_SETTLE_MS);
       for (let round = 0; round < 3; round++) {
@@ -123,42 +135,42 @@ export function thetaContract(backend: StoreBackend): void {
   test("countRequest: the hour limit, refusals not counted, the day limit, the next hour and day", async ({ store }) => {
     const limits = { hour: 3, day: 5 };
     const at10 = [];
-    for (let i = 0; i < 5; i++) at10.push(await store.countRequest("key_a", "theta", T + i, limits));
+    for (let i = 0; i < 5; i++) at10.push(await store.countRequest("key_a", "c1", T + i, limits));
     assert.deepEqual(at10, ["ok", "ok", "ok", "hour", "hour"]);
     // 11:30: a new hour; the day keeps its 3 (the two refusals did not count).
     const at11 = [];
-    for (let i = 0; i < 3; i++) at11.push(await store.countRequest("key_a", "theta", T + HOUR + i, limits));
+    for (let i = 0; i < 3; i++) at11.push(await store.countRequest("key_a", "c1", T + HOUR + i, limits));
     assert.deepEqual(at11, ["ok", "ok", "day"]);
     // Both full: the hour is named first.
-    assert.equal(await store.countRequest("key_a", "theta", T + HOUR + 5, { hour: 2, day: 5 }), "hour");
+    assert.equal(await store.countRequest("key_a", "c1", T + HOUR + 5, { hour: 2, day: 5 }), "hour");
     // The next day (00:05 UTC) starts both windows again.
-    assert.equal(await store.countRequest("key_a", "theta", Date.UTC(2026, 0, 2, 0, 5), limits), "ok");
+    assert.equal(await store.countRequest("key_a", "c1", Date.UTC(2026, 0, 2, 0, 5), limits), "ok");
     assert.equal(
-      await store.countRequest("key_a", "theta", Date.UTC(2026, 0, 2, 0, 6), { hour: 1, day: 5 }),
+      await store.countRequest("key_a", "c1", Date.UTC(2026, 0, 2, 0, 6), { hour: 1, day: 5 }),
       "hour",
     );
   });
 
   test("countRequest: null limits always admit and still count; a zero limit admits none", async ({ store }) => {
-    for (let i = 0; i < 5; i++) assert.equal(await store.countRequest("key_a", "theta", T, NO_LIMITS), "ok");
-    assert.equal(await store.countRequest("key_a", "theta", T, { hour: 5, day: null }), "hour");
-    assert.equal(await store.countRequest("key_a", "theta", T, { hour: null, day: 5 }), "day");
-    assert.equal(await store.countRequest("key_a", "theta", T, { hour: 6, day: 6 }), "ok");
-    assert.equal(await store.countRequest("key_b", "theta", T, { hour: 0, day: null }), "hour");
-    assert.equal(await store.countRequest("key_b", "theta", T, { hour: null, day: 0 }), "day");
-    assert.equal(await store.countRequest("key_b", "theta", T, { hour: 1, day: 1 }), "ok");
+    for (let i = 0; i < 5; i++) assert.equal(await store.countRequest("key_a", "c1", T, NO_LIMITS), "ok");
+    assert.equal(await store.countRequest("key_a", "c1", T, { hour: 5, day: null }), "hour");
+    assert.equal(await store.countRequest("key_a", "c1", T, { hour: null, day: 5 }), "day");
+    assert.equal(await store.countRequest("key_a", "c1", T, { hour: 6, day: 6 }), "ok");
+    assert.equal(await store.countRequest("key_b", "c1", T, { hour: 0, day: null }), "hour");
+    assert.equal(await store.countRequest("key_b", "c1", T, { hour: null, day: 0 }), "day");
+    assert.equal(await store.countRequest("key_b", "c1", T, { hour: 1, day: 1 }), "ok");
   });
 
   test("countRequest: keys and counters count apart; a window stamped ahead of now is kept", async ({ store }) => {
     const one = { hour: 1, day: null };
-    assert.equal(await store.countRequest("key_a", "theta", T, one), "ok");
-    assert.equal(await store.countRequest("key_a", "theta", T, one), "hour");
+    assert.equal(await store.countRequest("key_a", "c1", T, one), "ok");
+    assert.equal(await store.countRequest("key_a", "c1", T, one), "hour");
     assert.equal(await store.countRequest("key_a", "other", T, one), "ok");
-    assert.equal(await store.countRequest("key_b", "theta", T, one), "ok");
+    assert.equal(await store.countRequest("key_b", "c1", T, one), "ok");
     assert.equal(await store.countRequest("key_a", "other", T, one), "hour");
     // Another process counted at 11:30; this one's clock says 10:59: the 11:00 hour stays the current one.
-    assert.equal(await store.countRequest("key_c", "theta", T + HOUR, one), "ok");
-    assert.equal(await store.countRequest("key_c", "theta", T + 29 * 60_000, one), "hour");
+    assert.equal(await store.countRequest("key_c", "c1", T + HOUR, one), "ok");
+    assert.equal(await store.countRequest("key_c", "c1", T + 29 * 60_000, one), "hour");
   });
 
   test("countRequest: 30 concurrent counts over two handles with an hour limit of 10 admit exactly 10", async (ctx) => {
@@ -167,12 +179,12 @@ export function thetaContract(backend: StoreBackend): void {
     const verdicts = await Promise.all(
       Array.from(
         { length: 30 },
-        (_, i) => (i % 2 === 0 ? ctx.store : two).countRequest("key_a", "theta", T, limits),
+        (_, i) => (i % 2 === 0 ? ctx.store : two).countRequest("key_a", "c1", T, limits),
       ),
     );
     assert.equal(verdicts.filter((v) => v === "ok").length, 10);
     assert.equal(verdicts.filter((v) => v === "hour").length, 20);
-    assert.equal(await two.countRequest("key_a", "theta", T + HOUR, { hour: 1, day: 11 }), "ok");
-    assert.equal(await ctx.store.countRequest("key_a", "theta", T + HOUR, { hour: 2, day: 11 }), "day");
+    assert.equal(await two.countRequest("key_a", "c1", T + HOUR, { hour: 1, day: 11 }), "ok");
+    assert.equal(await ctx.store.countRequest("key_a", "c1", T + HOUR, { hour: 2, day: 11 }), "day");
   });
 }

@@ -1,5 +1,6 @@
 /**
- * Credit leases on Postgres (docs/ledger_leases.md; store.ts takeLease, leaseView, renewLeases). Every
+ * The ledger on Postgres (store.ts LedgerStore): the group commit (pg_commit.ts), drain checkpoints and credit
+ * leases (docs/ledger_leases.md). Every
  * writer of a key's leases — take, commit — locks the key's row first; a renewal and the sweep touch only
  * lease rows, in key order or without waiting, so no two of them deadlock (pg_commit.ts COMMIT_SQL locks in
  * the same order).
@@ -7,9 +8,11 @@
 import type postgres from "postgres";
 import type { Sql } from "./pg_connect.ts";
 import { checkDecision } from "./lease_decision.ts";
-import { leaseViewFromRow } from "./pg_rows.ts";
+import { leaseViewFromRow, usageFromRow } from "./pg_rows.ts";
+import { commitBatch } from "./pg_commit.ts";
+import type { LedgerStore } from "./store.ts";
 import { addToWindow } from "./shared_window.ts";
-import type { Caps, LeaseTake, LeaseView } from "./types.ts";
+import type { Caps, CommitBatch, LeaseTake, LeaseView, UsageRow } from "./types.ts";
 
 /** Attempts of a take that lost to a deadlock or a serialization failure (none is expected: see above). */
 const TAKE_ATTEMPTS = 5;
@@ -28,18 +31,6 @@ function capsFromRow(r: postgres.Row): Caps {
     hourlyReserve: bigOrNull(r.cap_hourly_reserve),
     dailyReserve: bigOrNull(r.cap_daily_reserve),
   };
-}
-
-/** In one transaction (retried, bounded, on a deadlock or a serialization failure: `decide` is pure). */
-export async function takeLease(sql: Sql, take: LeaseTake): Promise<{ view: LeaseView; grant: bigint }> {
-  for (let attempt = 1;; attempt++) {
-    try {
-      return await sql.begin((tx) => takeOnce(tx, take));
-    } catch (err) {
-      const code = (err as { code?: unknown } | null)?.code;
-      if (attempt >= TAKE_ATTEMPTS || typeof code !== "string" || !RETRIED_CODES.has(code)) throw err;
-    }
-  }
 }
 
 async function takeOnce(
@@ -88,41 +79,59 @@ async function takeOnce(
   return { view, grant };
 }
 
-/** One statement, one snapshot: the key's counters and windows with the sums of its live leases. */
-export async function leaseView(
-  sql: Sql,
-  keyId: string,
-  holder: string,
-  now: number,
-): Promise<LeaseView | null> {
-  const [row] = await sql.unsafe(
-    `SELECT credited, spent, ${WINDOW_COLUMNS},
-      (SELECT coalesce(sum(amount), 0) FROM leases WHERE key_id = $1 AND expires_at > $3) AS leased,
-      (SELECT coalesce(sum(amount), 0) FROM leases
-        WHERE key_id = $1 AND holder = $2 AND expires_at > $3) AS mine
-    FROM keys WHERE id = $1`,
-    [keyId, holder, now],
-    { prepare: true },
-  );
-  return row ? leaseViewFromRow(row, now) : null;
-}
+export class PgLedger implements LedgerStore {
+  constructor(private readonly sql: Sql) {}
 
-/** The rows are locked in key order first (as a commit locks them), so a renewal and a commit of the same
- *  holder never wait on each other crosswise. `expires_at > now` is checked again on the locked row. */
-export async function renewLeases(
-  sql: Sql,
-  holder: string,
-  keyIds: readonly string[],
-  now: number,
-  ttlMs: number,
-): Promise<string[]> {
-  if (keyIds.length === 0) return [];
-  const rows = await sql`
-    UPDATE leases SET expires_at = ${now + ttlMs}
-    WHERE holder = ${holder} AND key_id IN (
-      SELECT key_id FROM leases
-      WHERE holder = ${holder} AND key_id = ANY(${keyIds as string[]}::text[]) AND expires_at > ${now}
-      ORDER BY key_id FOR UPDATE)
-    RETURNING key_id`;
-  return rows.map((r) => r.key_id as string);
+  commit(batch: CommitBatch): Promise<void> {
+    return commitBatch(this.sql, batch);
+  }
+
+  async listOpen(): Promise<UsageRow[]> {
+    return (await this.sql`SELECT * FROM usage_checkpoints ORDER BY request_id`).map(usageFromRow);
+  }
+
+  /** In one transaction (retried, bounded, on a deadlock or a serialization failure: `decide` is pure). */
+  async takeLease(take: LeaseTake): Promise<{ view: LeaseView; grant: bigint }> {
+    for (let attempt = 1;; attempt++) {
+      try {
+        return await this.sql.begin((tx) => takeOnce(tx, take));
+      } catch (err) {
+        const code = (err as { code?: unknown } | null)?.code;
+        if (attempt >= TAKE_ATTEMPTS || typeof code !== "string" || !RETRIED_CODES.has(code)) throw err;
+      }
+    }
+  }
+
+  /** One statement, one snapshot: the key's counters and windows with the sums of its live leases. */
+  async leaseView(keyId: string, holder: string, now: number): Promise<LeaseView | null> {
+    const [row] = await this.sql.unsafe(
+      `SELECT credited, spent, ${WINDOW_COLUMNS},
+        (SELECT coalesce(sum(amount), 0) FROM leases WHERE key_id = $1 AND expires_at > $3) AS leased,
+        (SELECT coalesce(sum(amount), 0) FROM leases
+          WHERE key_id = $1 AND holder = $2 AND expires_at > $3) AS mine
+      FROM keys WHERE id = $1`,
+      [keyId, holder, now],
+      { prepare: true },
+    );
+    return row ? leaseViewFromRow(row, now) : null;
+  }
+
+  /** The rows are locked in key order first (as a commit locks them), so a renewal and a commit of the same
+   *  holder never wait on each other crosswise. `expires_at > now` is checked again on the locked row. */
+  async renewLeases(
+    holder: string,
+    keyIds: readonly string[],
+    now: number,
+    ttlMs: number,
+  ): Promise<string[]> {
+    if (keyIds.length === 0) return [];
+    const rows = await this.sql`
+      UPDATE leases SET expires_at = ${now + ttlMs}
+      WHERE holder = ${holder} AND key_id IN (
+        SELECT key_id FROM leases
+        WHERE holder = ${holder} AND key_id = ANY(${keyIds as string[]}::text[]) AND expires_at > ${now}
+        ORDER BY key_id FOR UPDATE)
+      RETURNING key_id`;
+    return rows.map((r) => r.key_id as string);
+  }
 }

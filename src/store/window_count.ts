@@ -1,30 +1,8 @@
 /**
- * What both stores share of the theta capabilities (store.ts updateThetaPool, countRequest): the pool
- * document's encoding and size limit, and the rule of a key's request count over the UTC hour and day.
+ * The rule both stores apply to a key's request count (store.ts WindowCounters): one more request over the
+ * UTC hour and day, refused when a window is full.
  */
 import { windowStarts } from "./shared_window.ts";
-import type { ThetaPoolDoc } from "./types.ts";
-
-/** The pool document's largest size as JSON (store.ts); a Deno KV value holds at most 64 KiB. */
-export const MAX_THETA_POOL_BYTES = 60_000;
-
-const encoder = new TextEncoder();
-
-/** The document as UTF-8 JSON, refused above MAX_THETA_POOL_BYTES. Bytes, not a JS string: a KV value
- *  stores a string with any non-Latin-1 character as UTF-16, up to twice the JSON's size. */
-export function encodeThetaPool(doc: ThetaPoolDoc): Uint8Array {
-  const bytes = encoder.encode(JSON.stringify(doc));
-  if (bytes.byteLength > MAX_THETA_POOL_BYTES) {
-    throw new RangeError(
-      `theta pool document of ${bytes.byteLength} bytes (at most ${MAX_THETA_POOL_BYTES})`,
-    );
-  }
-  return bytes;
-}
-
-export function decodeThetaPool(bytes: Uint8Array): ThetaPoolDoc {
-  return JSON.parse(new TextDecoder().decode(bytes)) as ThetaPoolDoc;
-}
 
 /** A key's count of one counter: requests in the hour and the day starting at `hourStart`, `dayStart`. */
 export interface RequestCount {

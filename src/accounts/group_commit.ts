@@ -14,7 +14,7 @@
  * store that applied part of it (KV: some of its atomics) or all of it (Postgres: a lost reply) applies the
  * rest once (src/store/batch_id.ts) — never a double charge. Changes queued meanwhile wait for the next round.
  */
-import type { Store } from "../store/store.ts";
+import type { LedgerStore } from "../store/store.ts";
 import type { CommitBatch, LeaseDelta, MoneyDelta, UsageRow } from "../store/types.ts";
 import { idGenerator } from "../util/ids.ts";
 import type { Logger } from "../util/log.ts";
@@ -95,7 +95,7 @@ export class GroupCommitter {
   };
 
   constructor(
-    private readonly store: Store,
+    private readonly store: LedgerStore,
     intervalMs: number,
     private readonly log: Logger,
     private readonly now = () => performance.now(),

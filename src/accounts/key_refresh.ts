@@ -5,7 +5,7 @@
  * started, so a change stamped by a writer whose clock is a little behind, or committed while the previous
  * poll ran, is not missed; applying a change twice is harmless.
  */
-import type { Store } from "../store/store.ts";
+import type { KeyStore } from "../store/store.ts";
 import type { KeyRecord } from "../store/types.ts";
 import type { Logger } from "../util/log.ts";
 
@@ -17,7 +17,7 @@ export class KeyRefresh {
   #running = false;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: KeyStore,
     everyMs: number,
     since: number,
     /** `started`: when the poll that read `rec` began (the record is as of then or later). */

@@ -8,7 +8,7 @@
  */
 import type { Account, Accounts } from "../accounts/accounts.ts";
 import { hashKey } from "../accounts/api_key.ts";
-import type { Store } from "../store/store.ts";
+import type { KeyStore, SessionStore } from "../store/store.ts";
 import { toB64Url } from "../util/base64url.ts";
 
 export const SESSION_COOKIE = "gw_session";
@@ -31,7 +31,7 @@ export const maySignIn = (acc: Account): boolean => !acc.rec.revoked;
 
 /** Starts a session of `acc` for `ttlMs`; returns its id (for the cookie) and expiry. */
 export async function startSession(
-  store: Store,
+  store: KeyStore & SessionStore,
   acc: Account,
   now: number,
   ttlMs: number,
@@ -51,7 +51,7 @@ export async function startSession(
 /** The live session a cookie value names, or undefined (none, malformed, unknown, expired, its key revoked or
  *  rotated since). */
 export async function findSession(
-  store: Store,
+  store: KeyStore & SessionStore,
   accounts: Accounts,
   id: string | undefined,
   now: number,
@@ -65,6 +65,6 @@ export async function findSession(
 }
 
 /** Ends a session on every process (sign-out). */
-export async function endSession(store: Store, session: Session): Promise<void> {
+export async function endSession(store: KeyStore & SessionStore, session: Session): Promise<void> {
   await store.deleteSession(await sessionHash(session.id));
 }

@@ -6,7 +6,7 @@ import { z } from "zod";
 import { findModel, MODELS } from "../catalog/models.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import { formatUsd, parseUsd } from "../money/usd.ts";
-import type { Store } from "../store/store.ts";
+import type { TariffStore } from "../store/store.ts";
 import { Tariff } from "./tariff.ts";
 import { TARIFF_SEED, type TariffRow } from "../catalog/tariff_seed.ts";
 
@@ -178,7 +178,7 @@ export function reconcileTariff(
 }
 
 /** Start-up: the stored tariff (seeded and stored when absent), validated. */
-export async function loadTariff(store: Store): Promise<TariffRow[]> {
+export async function loadTariff(store: TariffStore): Promise<TariffRow[]> {
   const { rows, changed } = reconcileTariff(await store.getTariff());
   try {
     checkTable(rows);

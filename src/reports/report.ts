@@ -5,7 +5,7 @@
  */
 import type { Family } from "../catalog/models.ts";
 import { formatUsd } from "../money/usd.ts";
-import type { Store } from "../store/store.ts";
+import type { UsageStore } from "../store/store.ts";
 import type { UsageRow } from "../store/types.ts";
 
 /** Rows fetched per store round trip while scanning. */
@@ -34,7 +34,7 @@ export interface RowQuery {
 /** Rows of one key from a position on, each with the continuation just past it and whether the query keeps
  *  it. Stops at the `fromMs` bound, since rows are newest first. */
 async function* readRows(
-  store: Store,
+  store: UsageStore,
   keyId: string,
   q: RowQuery,
   after: string | null,
@@ -57,7 +57,7 @@ async function* readRows(
 
 /** The rows of one key the query keeps, from a position on, each with the continuation just past it. */
 export async function* scanRows(
-  store: Store,
+  store: UsageStore,
   keyId: string,
   q: RowQuery,
   after: string | null,
@@ -89,7 +89,7 @@ interface Group {
   cost: bigint;
 }
 
-export async function usageSummary(store: Store, keyId: string, q: RowQuery) {
+export async function usageSummary(store: UsageStore, keyId: string, q: RowQuery) {
   const groups = new Map<string, Group>();
   let total = 0n;
   for await (const { row } of scanRows(store, keyId, q, null)) {
@@ -132,7 +132,7 @@ export async function usageSummary(store: Store, keyId: string, q: RowQuery) {
  * once it is read, the page ends there, possibly short, and continues just past the last row read.
  */
 export async function usageRequestsPage(
-  store: Store,
+  store: UsageStore,
   keyId: string,
   q: RowQuery & { limit: number },
   after: string | null,

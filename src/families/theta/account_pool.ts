@@ -7,7 +7,7 @@
  * process come back by themselves within `ttlMs`.
  */
 import { GatewayError } from "../../errors/gateway_error.ts";
-import type { Store } from "../../store/store.ts";
+import type { SharedDocuments } from "../../store/store.ts";
 import { Logger } from "../../util/log.ts";
 import {
   enqueue,
@@ -60,7 +60,7 @@ export class AccountPool {
   readonly #releasing = new Set<Promise<void>>();
 
   constructor(
-    private readonly store: Store,
+    private readonly store: SharedDocuments,
     private readonly holder: string,
     private readonly cfg: PoolConfig,
     private readonly queueTimeoutMs: number,

@@ -59,7 +59,7 @@ export class PgStore {
   /** Connects and applies pending migrations. `log`: where the sweep's and the pool watch's failures go (the
    *  gateway's; a store opened by hand, in a test or a bench, logs warnings and errors to stdout). `onClose`
    *  runs after the pool has ended; the store works through `through(client)` (a test injects faults there:
-   *  commit_once_contract.ts). */
+   *  testing/commit_once_contract.ts). */
   static open(
     url: string,
     log: Logger = new Logger("warn"),

@@ -1,7 +1,7 @@
 /**
  * The store's part of the key shop (src/shop/): packages, payment methods, payments, the key ledger,
  * who owns a key, and the bot's seen updates. On Deno KV (kv_shop.ts, kv_payments.ts) and Postgres
- * (pg_shop.ts, pg_payments.ts), held to one contract (shop_contract.ts, payment_contract.ts).
+ * (pg_shop.ts, pg_payments.ts), held to one contract (testing/shop_contract.ts, testing/payment_contract.ts).
  *
  * Money moves exactly once: a payment's credit, its ledger entry and its status change are one atomic step
  * (`settlePayment`), as are a refund's debit, entry and status (`refundPayment`) and an operator top-up with

@@ -1,9 +1,14 @@
 /**
- * The persistence boundary. Kept about the domain (keys, usage rows): implemented on Deno KV (kv_store.ts)
- * and Postgres (pg_store.ts), both held to one contract (store_contract.ts). Money is never written as a whole record: a key's `spent` and
- * `credited` are counters that `commit` adds deltas to (balance = credited − spent), so two writers of
- * the same key both count; its metadata (state, caps, membership…) is a separate record that admin
- * operations write. Holds are not stored: the Ledger (src/accounts/ledger.ts) keeps them.
+ * The persistence boundary, kept about the domain (keys, usage rows, files…) and split by capability: a small
+ * interface per capability below, and Store, their union. Implemented on Deno KV (kv_store.ts) and Postgres
+ * (pg_store.ts), each capability in its own module, all held to the suites in testing/ (store_contract.ts and
+ * the others). Two capabilities are generic, for what a family keeps shared between processes: named JSON
+ * documents (SharedDocuments) and sets whose members expire (ExpiringSets); the family names its own.
+ *
+ * Money is never written as a whole record: a key's `spent` and `credited` are counters that `commit` adds
+ * deltas to (balance = credited − spent), so two writers of the same key both count; its metadata (state,
+ * caps, membership…) is a separate record that admin operations write. Holds are not stored: the Ledger
+ * (src/accounts/ledger.ts) keeps them.
  */
 import type { TariffRow } from "../catalog/tariff_seed.ts";
 import type { PaymentStore, ShopStore } from "./shop_store.ts";

@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { startSimulator } from "../../sim/server.ts";
 import { estimateInputTokens, estimateOutputTokens } from "../../src/billing/estimate.ts";
-import type { PoolDoc } from "../../src/families/theta/pool_state.ts";
+import { POOL_DOCUMENT, type PoolDoc } from "../../src/families/theta/pool_state.ts";
 import { formatUsd, parseUsd } from "../../src/money/usd.ts";
 import type { SseFrame } from "../../src/protocols/codec.ts";
 import { admin, type GatewayProc, sleep, withGatewayProcesses } from "../support/gateway_process.ts";
@@ -97,7 +97,10 @@ function waitedMs(s: Sent, where: string): number {
 
 /** The pool document as stored (null before the first theta request). */
 function poolDoc(t: TestGateway): Promise<PoolDoc | null> {
-  return t.gw.app.store.updateThetaPool((doc) => ({ doc: null, result: doc as PoolDoc | null }));
+  return t.gw.app.store.updateDocument(
+    POOL_DOCUMENT,
+    (doc) => ({ doc: null, result: doc as PoolDoc | null }),
+  );
 }
 
 /** Polls `check` every 5 ms until it holds, at most `ms`; returns the ms it took. */
@@ -712,7 +715,10 @@ pgGatewayTest(
       const store = await openPgStore(env.DATABASE_URL, new Logger("warn"));
       try {
         const enqueued = () =>
-          store.updateThetaPool((doc) => ({ doc: null, result: (doc as PoolDoc | null)?.seq ?? 0 }));
+          store.updateDocument(
+            POOL_DOCUMENT,
+            (doc) => ({ doc: null, result: (doc as PoolDoc | null)?.seq ?? 0 }),
+          );
         await assertFifo(gws.map((g) => g.url), up, keys.map((k) => k.key), enqueued);
       } finally {
         await store.close();

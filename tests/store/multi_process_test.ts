@@ -10,7 +10,7 @@ import postgres from "postgres";
 import { startSimulator } from "../../sim/server.ts";
 import { HOUR } from "../../src/accounts/windows.ts";
 import { formatUsd, parseUsd } from "../../src/money/usd.ts";
-import { TEST_DATABASE_URL } from "../../src/store/pg_test_schema.ts";
+import { TEST_DATABASE_URL } from "../../src/store/testing/pg_test_schema.ts";
 import {
   admin,
   freePort,

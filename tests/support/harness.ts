@@ -1,6 +1,6 @@
 /** Starts a real gateway (Deno.serve on a free port, in-memory KV) in front of a real simulator. */
 import { type Simulator, startSimulator } from "../../sim/server.ts";
-import { freshSchema } from "../../src/store/pg_test_schema.ts";
+import { freshSchema } from "../../src/store/testing/pg_test_schema.ts";
 import { parseConfig } from "../../src/config/env.ts";
 import { type Gateway, startGateway } from "../../src/gateway.ts";
 import type { LogSink } from "../../src/util/log.ts";

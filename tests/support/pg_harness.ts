@@ -8,7 +8,7 @@ import {
   PG_SKIP_NOTE,
   TEST_DATABASE_URL,
   type TestSchema,
-} from "../../src/store/pg_test_schema.ts";
+} from "../../src/store/testing/pg_test_schema.ts";
 
 export function pgGatewayTest(
   name: string,

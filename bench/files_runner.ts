@@ -7,6 +7,7 @@
  * process of their own (building the zip bomb alone needs a 100 MiB string), then uploaded by the
  * bench to a fresh gateway subprocess each.
  */
+import { mulberry32 } from "../src/util/seeded_random.ts";
 import { type FileKind, MiB } from "../src/documents/limits.ts";
 import {
   docx,
@@ -92,16 +93,7 @@ const TARGET_MIN = 10 * MiB - 256 * 1024;
 
 /** Deterministic pseudo-random text (mulberry32): realistic text compresses ~4×, so a text-only 10 MiB
  * Office file needs low-redundancy text to stay inside the extracted-text limits. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = mulberry32;
 const ALPHA = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 
 /** Random words of 2–10 letters, exactly `len` characters. */

@@ -10,7 +10,7 @@
  */
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { Store } from "../store/store.ts";
-import type { Caps, LeaseDecision, LeaseView, UsageRow } from "../store/types.ts";
+import type { Caps, LeaseDecision, LeaseTake, LeaseView, UsageRow } from "../store/types.ts";
 import { type Account, addHold, settleHold } from "./account.ts";
 import { type CapCodes, checkCaps } from "./caps.ts";
 import { type CommitStats, GroupCommitter } from "./group_commit.ts";
@@ -199,6 +199,17 @@ export class LeaseLedger implements Ledger {
    * A key the store shows capped gets nothing: this process learns the caps and gives back its free credit,
    * and the hold is taken exactly (`#direct`).
    */
+  /** One take of this process's lease of the key, the store's atomic step; `decide` sees the caps as stored. */
+  #storeTake(acc: Account, now: number, decide: LeaseTake["decide"]) {
+    return this.store.takeLease({
+      keyId: acc.rec.id,
+      holder: this.opts.holder,
+      now,
+      ttlMs: this.opts.ttlMs,
+      decide,
+    });
+  }
+
   async #take(acc: Account, { amount }: HoldRequest): Promise<void> {
     const s = this.#slot(acc);
     const now = this.#now();
@@ -206,15 +217,9 @@ export class LeaseLedger implements Ledger {
     const free = usable && s.lease > acc.held ? s.lease - acc.held : 0n;
     const need = amount - free;
     let caps: Caps | undefined;
-    const { view, grant } = await this.store.takeLease({
-      keyId: acc.rec.id,
-      holder: this.opts.holder,
-      now,
-      ttlMs: this.opts.ttlMs,
-      decide: (v, c) => {
-        caps = isCapped(c) ? c : undefined;
-        return caps ? NOTHING : { grant: slice(need, freeIn(v)), reserved: 0n };
-      },
+    const { view, grant } = await this.#storeTake(acc, now, (v, c) => {
+      caps = isCapped(c) ? c : undefined;
+      return caps ? NOTHING : { grant: slice(need, freeIn(v)), reserved: 0n };
     });
     this.#saw(s, view, grant, now);
     if (caps) s.caps = { ...caps };
@@ -242,15 +247,9 @@ export class LeaseLedger implements Ledger {
     if (s.shed) await s.shed;
     const now = this.#now();
     let caps: Caps | undefined;
-    const { view, grant } = await this.store.takeLease({
-      keyId: acc.rec.id,
-      holder: this.opts.holder,
-      now,
-      ttlMs: this.opts.ttlMs,
-      decide: (v, c) => {
-        caps = c;
-        return isCapped(c) ? capped(v, c, req.amount, req.capCodes, now) : NOTHING;
-      },
+    const { view, grant } = await this.#storeTake(acc, now, (v, c) => {
+      caps = c;
+      return isCapped(c) ? capped(v, c, req.amount, req.capCodes, now) : NOTHING;
     });
     this.#saw(s, view, grant, now);
     s.caps = { ...caps! };

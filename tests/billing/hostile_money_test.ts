@@ -3,6 +3,7 @@
  * or charge more than its hold, whatever the body's shape or the upstream's behaviour.
  */
 import assert from "node:assert/strict";
+import { mulberry32 } from "../../src/util/seeded_random.ts";
 import { formatUsd, parseUsd } from "../../src/money/usd.ts";
 import { ANTHROPIC_HEADERS, post, startTestGateway, withGateway } from "../support/harness.ts";
 import { readFrames } from "../support/sse_client.ts";
@@ -307,15 +308,7 @@ Deno.test("money: a client that stops reading is not mistaken for a silent upstr
   }
 });
 
-/** A small seeded PRNG (mulberry32), so a failing body can be reproduced from the seed in the message. */
-function prng(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const prng = mulberry32; // a failing body is reproduced from the seed in the message
 
 const ALPHABETS = ["abc xyz", "привет мир", "漢字かな", "😀🚀", '{}[]":,\\'];
 

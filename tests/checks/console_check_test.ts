@@ -1,19 +1,9 @@
 /** The no-console check of `deno task check` (scripts/check_console.ts), run as a test too. */
 import assert from "node:assert/strict";
+import { runCheck } from "../support/run_check.ts";
 import { ALLOWED } from "../../scripts/check_console.ts";
 
-const script = new URL("../../scripts/check_console.ts", import.meta.url).pathname;
-const run = async (root?: string) => {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-read", script, ...(root ? [root] : [])],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  return {
-    code: out.code,
-    text: new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr),
-  };
-};
+const run = (root?: string) => runCheck("check_console.ts", root);
 
 /** A small tree: the HTTP layer and every allowed file print, the rest logs. */
 async function plant(root: string, files: Record<string, string>): Promise<void> {

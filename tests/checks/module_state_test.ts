@@ -1,18 +1,8 @@
 /** The module-state check of `deno task check` (scripts/check_module_state.ts), run as a test too. */
 import assert from "node:assert/strict";
+import { runCheck } from "../support/run_check.ts";
 
-const script = new URL("../../scripts/check_module_state.ts", import.meta.url).pathname;
-const run = async (root?: string) => {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-read", script, ...(root ? [root] : [])],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  return {
-    code: out.code,
-    text: new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr),
-  };
-};
+const run = (root?: string) => runCheck("check_module_state.ts", root);
 
 Deno.test("module state: src/ holds none outside the allow-list", async () => {
   const r = await run();

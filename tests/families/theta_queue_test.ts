@@ -8,6 +8,7 @@
  * account is given back after it.
  */
 import assert from "node:assert/strict";
+import { mulberry32 } from "../../src/util/seeded_random.ts";
 import { startSimulator } from "../../sim/server.ts";
 import { estimateInputTokens, estimateOutputTokens } from "../../src/billing/estimate.ts";
 import { POOL_DOCUMENT, type PoolDoc } from "../../src/families/theta/pool_state.ts";
@@ -119,17 +120,7 @@ async function money(url: string, id: string) {
   return { balance: v.balance_usd, held: v.held_usd, spent: v.spent_usd };
 }
 
-/** A small deterministic PRNG (mulberry32), so a failing run can be replayed from its seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const prng = mulberry32; // a failing run is replayed from its seed
 
 // ---------------------------------------------------------------------------------------------------------
 // The concurrency property test.

@@ -17,19 +17,9 @@ import {
   xlsxSharedStringBomb,
 } from "../fixtures/files/build.ts";
 import { type TestGateway, withGateway } from "../support/harness.ts";
+import { upload } from "../support/uploads.ts";
 
 const MiB = 1024 * 1024;
-
-async function upload(t: TestGateway, key: string, name: string, bytes: Uint8Array) {
-  const fd = new FormData();
-  fd.append("file", new File([bytes as Uint8Array<ArrayBuffer>], name));
-  const res = await fetch(`${t.url}/v1/files`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${key}` },
-    body: fd,
-  });
-  return { status: res.status, json: await res.json() };
-}
 
 async function stillServing(t: TestGateway, key: string): Promise<void> {
   const models = await fetch(`${t.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });

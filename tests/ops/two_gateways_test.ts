@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { pdf } from "../fixtures/files/build.ts";
 import { post, startTestGateway, type TestGateway } from "../support/harness.ts";
+import { upload } from "../support/uploads.ts";
 
 const theta = (text: string) => ({
   model: "theta3.8-omni-flash",
@@ -23,17 +24,6 @@ const gammaWithTools = (text: string) => ({
   tools: TOOLS,
   messages: [{ role: "user", content: text }],
 });
-
-async function upload(t: TestGateway, key: string, name: string, bytes: Uint8Array) {
-  const fd = new FormData();
-  fd.append("file", new File([bytes as Uint8Array<ArrayBuffer>], name));
-  const res = await fetch(`${t.url}/v1/files`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${key}` },
-    body: fd,
-  });
-  return { status: res.status, json: await res.json() };
-}
 
 async function chat(t: TestGateway, key: string, body: unknown) {
   const res = await post(t.url + "/v1/chat/completions", key, body);

@@ -15,7 +15,14 @@ import assert from "node:assert/strict";
 import { startSimulator } from "../../sim/server.ts";
 import { HOUR } from "../../src/accounts/windows.ts";
 import { formatUsd, parseUsd } from "../../src/money/usd.ts";
-import { admin, type GatewayProc, sleep, withGatewayProcesses } from "../support/gateway_process.ts";
+import {
+  admin,
+  type GatewayProc,
+  keyView,
+  newKey,
+  sleep,
+  withGatewayProcesses,
+} from "../support/gateway_process.ts";
 import { post } from "../support/harness.ts";
 import { pgGatewayTest } from "../support/pg_harness.ts";
 import { walkUsage } from "../support/usage_rows.ts";
@@ -71,25 +78,6 @@ async function chat(url: string, key: string, n: number, model = ALPHA): Promise
   return { status: res.status, id: res.headers.get("request-id")!, code: json.error?.code };
 }
 
-async function newKey(url: string, balance: bigint): Promise<{ id: string; key: string }> {
-  const created = await admin(url, "POST", "/admin/keys", { balance_usd: formatUsd(balance) });
-  assert.ok(created.key, JSON.stringify(created));
-  return created;
-}
-
-/** The admin key view on `url` (which flushes that process's settlements first): money exact, and caps. */
-async function view(url: string, id: string) {
-  const v = await admin(url, "GET", `/admin/keys/${id}`);
-  return {
-    balance: parseUsd(v.balance_usd),
-    held: parseUsd(v.held_usd),
-    spent: parseUsd(v.spent_usd),
-    credited: parseUsd(v.credited_usd),
-    leased: parseUsd(v.leased_usd),
-    caps: v.caps as Record<string, string | null>,
-  };
-}
-
 /** The reserve and the charge of one `chat` request of `model`, from its usage row (a probe key of its own). */
 async function probe(url: string, model = ALPHA): Promise<{ r: bigint; c: bigint }> {
   const { key } = await newKey(url, parseUsd("10.00"));
@@ -111,7 +99,7 @@ async function setCaps(url: string, id: string, caps: Record<string, bigint | nu
 /** Waits until the process at `url` shows the cap (its key refresh read it), at most 3 s. */
 async function shows(url: string, id: string, field: string, cap: bigint) {
   const deadline = Date.now() + 3_000;
-  while ((await view(url, id)).caps[field] !== formatUsd(cap)) {
+  while ((await keyView(url, id)).caps[field] !== formatUsd(cap)) {
     assert.ok(Date.now() < deadline, `${url} did not read the ${field} cap`);
     await sleep(50);
   }
@@ -141,7 +129,7 @@ async function wavesThenFill(
     if (refused.length > 0) break;
   }
   const inWaves = admitted.length;
-  for (const gw of gws) await view(gw.url, k.id);
+  for (const gw of gws) await keyView(gw.url, k.id);
   for (let i = 0; i < 40; i++) {
     const gw = gws[i % 2]!;
     const reply = await chat(gw.url, key, n++, model);
@@ -150,7 +138,7 @@ async function wavesThenFill(
       break;
     }
     admitted.push(reply.id);
-    await view(gw.url, k.id);
+    await keyView(gw.url, k.id);
   }
   return { admitted, refused, inWaves };
 }
@@ -171,12 +159,12 @@ async function assertBooks(
   credit: bigint,
   ids: string[],
 ) {
-  for (const gw of gws) await view(gw.url, key.id); // each process's settlements durable
+  for (const gw of gws) await keyView(gw.url, key.id); // each process's settlements durable
   const rows = await walkUsage(gws[0]!.url, key.key, 100);
   assert.deepEqual(rows.map((r) => r.request_id).sort(), [...ids].sort());
   const charged = rows.reduce((s, r) => s + parseUsd(r.charged_usd), 0n);
   for (const gw of gws) {
-    const m = await view(gw.url, key.id);
+    const m = await keyView(gw.url, key.id);
     assert.equal(m.held, 0n);
     assert.equal(m.credited, credit);
     assert.ok(m.balance >= 0n, formatUsd(m.balance));
@@ -198,7 +186,7 @@ onSharedStores(
       const key = await newKey(a.url, credit);
       const warm = await chat(a.url, key.key, 0);
       assert.equal(warm.status, 200);
-      assert.ok((await view(a.url, key.id)).leased > 11n * c, "A's lease is larger than the cap to come");
+      assert.ok((await keyView(a.url, key.id)).leased > 11n * c, "A's lease is larger than the cap to come");
       const cap = 11n * c;
       await setCaps(b.url, key.id, { hourly_spend_usd: cap });
       await sleep(REFRESH_MS);
@@ -217,7 +205,7 @@ onSharedStores(
       assert.equal(BigInt(rows.length), reached(cap, r, c));
       assert.equal(spent, BigInt(rows.length) * c);
       // A gave back what it had leased before the cap: a capped key's leases are its open holds, none now.
-      assert.equal((await view(a.url, key.id)).leased, 0n);
+      assert.equal((await keyView(a.url, key.id)).leased, 0n);
     }),
 );
 
@@ -315,8 +303,8 @@ onSharedStores(
         const key = await newKey(a.url, credit);
         const warm = await chat(a.url, key.key, 0);
         assert.equal(warm.status, 200);
-        const before = await view(a.url, key.id); // flushes A: the warm-up is durable
-        const leased = (await view(b.url, key.id)).leased; // B has no lease: this is A's
+        const before = await keyView(a.url, key.id); // flushes A: the warm-up is durable
+        const leased = (await keyView(b.url, key.id)).leased; // B has no lease: this is A's
         assert.equal(leased, 8n * r - c);
         const cap = 2n * c;
         await setCaps(b.url, key.id, { hourly_spend_usd: cap });
@@ -332,7 +320,7 @@ onSharedStores(
         }
         assert.deepEqual([last!.status, last!.code], [429, "hourly_spend_limit"], JSON.stringify(last));
         assert.equal(
-          (await view(a.url, key.id)).caps.hourly_spend_usd,
+          (await keyView(a.url, key.id)).caps.hourly_spend_usd,
           null,
           "A's record has not read the cap",
         );

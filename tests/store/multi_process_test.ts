@@ -15,6 +15,8 @@ import {
   admin,
   freePort,
   type GatewayProc,
+  keyView,
+  newKey,
   sleep,
   spawnGateway,
   UNUSED_DATA_DIR,
@@ -55,29 +57,11 @@ async function chat(url: string, key: string, n: number, directives = "[[sim:wor
   };
 }
 
-async function newKey(url: string, balance: bigint): Promise<{ id: string; key: string }> {
-  const created = await admin(url, "POST", "/admin/keys", { balance_usd: formatUsd(balance) });
-  assert.ok(created.key, JSON.stringify(created));
-  return created;
-}
-
-/** The admin key view's money, exact. */
-async function money(url: string, id: string) {
-  const v = await admin(url, "GET", `/admin/keys/${id}`);
-  return {
-    balance: parseUsd(v.balance_usd),
-    held: parseUsd(v.held_usd),
-    spent: parseUsd(v.spent_usd),
-    credited: parseUsd(v.credited_usd),
-    leased: parseUsd(v.leased_usd),
-  };
-}
-
 /** The view once every lease of the key has returned (idle give-back or expiry), polled until `withinMs`. */
 async function settled(url: string, id: string, withinMs: number) {
   const deadline = Date.now() + withinMs;
   for (;;) {
-    const m = await money(url, id);
+    const m = await keyView(url, id);
     if (m.leased === 0n) return m;
     assert.ok(Date.now() < deadline, `leased still ${formatUsd(m.leased)} after ${withinMs} ms`);
     await sleep(50);
@@ -125,7 +109,7 @@ async function contendedKey(env: Record<string, string>) {
     const sampled = (async () => {
       // The balance never goes negative on either process while the requests run.
       for (let i = 0; running; i = (i + 1) % 2) {
-        const m = await money(gws[i]!.url, key.id);
+        const m = await keyView(gws[i]!.url, key.id);
         assert.ok(
           m.balance >= 0n && m.leased <= m.credited - m.spent,
           JSON.stringify(m, (_, v) => String(v)),
@@ -241,7 +225,7 @@ pgGatewayTest(
         const killedAt = Date.now();
         await reader.cancel().catch(() => {});
 
-        assert.ok((await money(b!.url, key.id)).leased > 0n, "the dead process's lease is still live");
+        assert.ok((await keyView(b!.url, key.id)).leased > 0n, "the dead process's lease is still live");
         const served = await chat(b!.url, key.key, 5);
         assert.equal(served.status, 200, "the other process keeps serving the key");
         const m = await settled(b!.url, key.id, TTL + 1_000);

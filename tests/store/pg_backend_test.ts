@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { startSimulator } from "../../sim/server.ts";
 import { parseUsd } from "../../src/money/usd.ts";
 import { post, type TestGateway, withGateway } from "../support/harness.ts";
+import { upload } from "../support/uploads.ts";
 import { freePort, spawnGateway, waitReady } from "../support/gateway_process.ts";
 import { pgGatewayTest } from "../support/pg_harness.ts";
 import { walkUsage } from "../support/usage_rows.ts";
@@ -28,17 +29,6 @@ async function spend(t: TestGateway, key: string, i: number): Promise<string> {
   assert.equal(res.status, 200, await res.clone().text());
   await res.text();
   return res.headers.get("request-id")!;
-}
-
-async function upload(t: TestGateway, key: string, name: string, text: string) {
-  const fd = new FormData();
-  fd.append("file", new File([text], name));
-  const res = await fetch(`${t.url}/v1/files`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${key}` },
-    body: fd,
-  });
-  return { status: res.status, json: await res.json() as any };
 }
 
 function call(t: TestGateway, key: string, method: string, path: string) {

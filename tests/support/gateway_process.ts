@@ -2,6 +2,8 @@
  * A real gateway process (`deno run … main.ts`) on a KV file in `dataDir`, for the tests that signal or kill
  * it and restart it on the same data (crash_test.ts, shutdown_test.ts).
  */
+import assert from "node:assert/strict";
+import { formatUsd, parseUsd } from "../../src/money/usd.ts";
 import { ADMIN_TOKEN } from "./harness.ts";
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -61,6 +63,26 @@ export async function admin(url: string, method: string, path: string, body?: un
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   return await r.json();
+}
+
+/** A key created through the admin API of the process at `url`. */
+export async function newKey(url: string, balance: bigint): Promise<{ id: string; key: string }> {
+  const created = await admin(url, "POST", "/admin/keys", { balance_usd: formatUsd(balance) });
+  assert.ok(created.key, JSON.stringify(created));
+  return created;
+}
+
+/** The admin key view on `url` (which flushes that process's settlements first): its money exact, and caps. */
+export async function keyView(url: string, id: string) {
+  const v = await admin(url, "GET", `/admin/keys/${id}`);
+  return {
+    balance: parseUsd(v.balance_usd),
+    held: parseUsd(v.held_usd),
+    spent: parseUsd(v.spent_usd),
+    credited: parseUsd(v.credited_usd),
+    leased: parseUsd(v.leased_usd),
+    caps: v.caps as Record<string, string | null>,
+  };
 }
 
 /** A gateway process and its base URL. */

@@ -13,6 +13,7 @@
  * that arrives after a request was written is indistinguishable from its answer (RFC 9112 §9.2 asks the client
  * to refuse only data that comes while no request is outstanding).
  */
+import { mulberry32 } from "../../src/util/seeded_random.ts";
 import assert from "node:assert/strict";
 import { upstreamHttp } from "../../src/upstream/http_client.ts";
 import {
@@ -34,18 +35,6 @@ const DEFAULT_SEED = 0x5eed2024;
  * is long so that a loaded machine cannot make a slow but correct client fail.
  */
 const SETTLE_MS = 500;
-
-/** mulberry32: a small seeded PRNG, uniform in [0, 1). */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Rng = () => number;
 const int = (rng: Rng, n: number) => Math.floor(rng() * n);

@@ -30,18 +30,7 @@ import { LeaseLedger } from "../lease_ledger.ts";
 import { ledgerEntry } from "../ledger_entry.ts";
 import { DAY, HOUR } from "../windows.ts";
 import { Logger } from "../../util/log.ts";
-
-/** mulberry32: a small, fast, seedable PRNG; [0, 1). */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from "../../util/seeded_random.ts";
 
 class Rng {
   readonly #next: () => number;

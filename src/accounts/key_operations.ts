@@ -9,6 +9,11 @@ import type { Account, Accounts } from "./accounts.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import { formatUsd, parseUsd } from "../money/usd.ts";
 import type { KeyRecord } from "../store/types.ts";
+import { familySettings } from "../store/family_settings.ts";
+
+/** The family the admin API's `theta` and `theta_paused` fields set (spec §3.2, §7.6), kept in the key's
+ *  per-family settings under its name (src/families/theta/key_settings.ts reads them). */
+const THETA = "theta";
 
 const usd = z.string().regex(/^\d{1,15}(\.\d{1,12})?$/, 'decimal USD string, e.g. "10.00"');
 const isoTime = z.string().refine((s) => !Number.isNaN(Date.parse(s)), "ISO 8601 timestamp");
@@ -66,6 +71,7 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 export async function keyView(accounts: Accounts, acc: Account, now: number) {
   const leased = await accounts.syncMoney(acc);
   const r = acc.rec;
+  const theta = familySettings(r, THETA);
   return {
     id: r.id,
     object: "key",
@@ -74,11 +80,11 @@ export async function keyView(accounts: Accounts, acc: Account, now: number) {
     state: keyState(r, now),
     membership: r.membership,
     // Kept beside `theta` for clients of the earlier view.
-    theta_paused: r.thetaPaused,
+    theta_paused: theta.paused,
     theta: {
-      paused: r.thetaPaused,
-      hourly_requests: r.thetaHourlyRequests,
-      daily_requests: r.thetaDailyRequests,
+      paused: theta.paused,
+      hourly_requests: theta.hourlyRequests,
+      daily_requests: theta.dailyRequests,
     },
     // Shared store: credit sitting unspent in a lease is balance (credited = balance + held + spent).
     balance_usd: formatUsd(leased === undefined ? accounts.available(acc) : r.balance - acc.held),
@@ -139,9 +145,16 @@ export async function applyKeyAction(
     case "theta": {
       const t = parseBody(schemas.theta, body);
       change = (r) => {
-        r.thetaPaused = t.paused ?? r.thetaPaused;
-        if (t.hourly_requests !== undefined) r.thetaHourlyRequests = t.hourly_requests;
-        if (t.daily_requests !== undefined) r.thetaDailyRequests = t.daily_requests;
+        // A new settings object (records are shared shallowly, never changed in place below the top level).
+        const old = familySettings(r, THETA);
+        r.families = {
+          ...r.families,
+          [THETA]: {
+            paused: t.paused ?? old.paused,
+            hourlyRequests: t.hourly_requests === undefined ? old.hourlyRequests : t.hourly_requests,
+            dailyRequests: t.daily_requests === undefined ? old.dailyRequests : t.daily_requests,
+          },
+        };
       };
       break;
     }

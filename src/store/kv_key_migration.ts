@@ -1,5 +1,5 @@
 /** A key record of the older format (money inside the record) rewritten as metadata + counters (kv_money.ts). */
-import { addMoney, legacyMoney, metaOf } from "./kv_money.ts";
+import { addMoney, legacyMoney, metaOf, withNewFields } from "./kv_money.ts";
 import { commitChecked } from "./kv_atomic.ts";
 import type { KeyMeta, KeyRecord } from "./types.ts";
 import type { Logger } from "../util/log.ts";
@@ -17,9 +17,10 @@ export async function migrateLegacyKey(
       credited: String(e.value.credited),
     });
   }
-  const op = kv.atomic().check(e).set(e.key, metaOf(e.value));
+  const meta = metaOf(withNewFields(e.value));
+  const op = kv.atomic().check(e).set(e.key, meta);
   addMoney(op, e.value.id, "credited", money.credited);
   addMoney(op, e.value.id, "spent", money.spent);
   await commitChecked(op); // false: migrated meanwhile by another process, whose counters the caller reads
-  return metaOf(e.value);
+  return meta;
 }

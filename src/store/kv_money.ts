@@ -6,6 +6,7 @@
  */
 import type { KeyMeta, KeyMoney, KeyRecord } from "./types.ts";
 import { kvKeys } from "./kv_keys.ts";
+import { isDefaultSettings } from "./family_settings.ts";
 
 const LIMB_BITS = 32n;
 const LIMB_MASK = (1n << LIMB_BITS) - 1n;
@@ -101,15 +102,25 @@ export function compose(meta: KeyMeta, money: { spent: bigint; credited: bigint 
 }
 
 /**
- * A record stored before a field existed, with the field's default: a KV value is the whole object as it
- * was written (the theta request limits, absent before them: null, no limit).
+ * A record as stored, in the shape of this version: a KV value is the whole object as it was written, so
+ * records stored before `families` existed carry the one family's settings of then as their own fields
+ * (`thetaPaused`, and `thetaHourlyRequests` / `thetaDailyRequests`, absent before those limits: null). They
+ * are read here, the one place that names them, into that family's entry (none when all are defaults, as
+ * Postgres migration 12 does); records are written in the new shape only.
  */
-export function withNewFields<T extends KeyMeta>(meta: T): T {
-  return {
-    ...meta,
-    thetaHourlyRequests: meta.thetaHourlyRequests ?? null,
-    thetaDailyRequests: meta.thetaDailyRequests ?? null,
+export function withNewFields<T extends KeyMeta>(stored: T): T {
+  if ((stored as Partial<KeyMeta>).families !== undefined) return stored;
+  const { thetaPaused, thetaHourlyRequests, thetaDailyRequests, ...meta } = stored as T & {
+    thetaPaused?: boolean;
+    thetaHourlyRequests?: number | null;
+    thetaDailyRequests?: number | null;
   };
+  const theta = {
+    paused: thetaPaused ?? false,
+    hourlyRequests: thetaHourlyRequests ?? null,
+    dailyRequests: thetaDailyRequests ?? null,
+  };
+  return { ...meta, families: isDefaultSettings(theta) ? {} : { theta } } as unknown as T;
 }
 
 /** The counters a legacy record migrates to: its balance and spend kept exactly (credited = balance + spent,

@@ -353,6 +353,27 @@ INSERT INTO expiring_members (set_name, owner, id, member, expires_at)
 DROP TABLE tool_loops;
 `,
   },
+  {
+    version: 12,
+    name: "keys: per-family settings",
+    sql: `
+-- A key's settings per model family (types.ts KeyRecord.families; family_settings.ts), as the family's name
+-- → {paused, hourlyRequests, dailyRequests}; a family with no entry is not paused and has no limits. The
+-- columns of migrations 1 and 5 move here under the name of the one family that had them, for the keys whose
+-- values differ from those defaults.
+ALTER TABLE keys ADD COLUMN family_settings jsonb NOT NULL DEFAULT '{}';
+UPDATE keys SET family_settings = jsonb_build_object('theta', jsonb_build_object(
+    'paused', theta_paused,
+    'hourlyRequests', theta_hourly_requests,
+    'dailyRequests', theta_daily_requests
+  ))
+  WHERE theta_paused OR theta_hourly_requests IS NOT NULL OR theta_daily_requests IS NOT NULL;
+ALTER TABLE keys
+  DROP COLUMN theta_paused,
+  DROP COLUMN theta_hourly_requests,
+  DROP COLUMN theta_daily_requests;
+`,
+  },
 ];
 
 /**

@@ -89,7 +89,7 @@ export class PgPayments implements PaymentStore {
         if (keyId === null) {
           const rec = newKeyOf(p, credit);
           keyId = rec.id;
-          await tx`INSERT INTO keys ${tx(newKeyRow(rec))}`;
+          await tx`INSERT INTO keys ${tx(newKeyRow(rec, tx.json))}`;
           await tx`INSERT INTO key_owners ${tx(ownerRow(firstOwner(p, keyId)))}`;
         } else {
           const [key] = await tx`SELECT revoked FROM keys WHERE id = ${keyId} FOR UPDATE`;

@@ -7,6 +7,9 @@
 import type { Family } from "../catalog/models.ts";
 import type { StoredFile } from "./store.ts";
 import { rollWindow } from "./shared_window.ts";
+import { parseFamilySettings } from "./family_settings.ts";
+import type { Sql } from "./pg_connect.ts";
+import type postgres from "postgres";
 import type {
   KeyMeta,
   KeyRecord,
@@ -18,6 +21,7 @@ import type {
 } from "./types.ts";
 
 type Row = Record<string, any>;
+type JsonParameter = Sql["json"];
 type Text = string | null;
 
 const big = (v: bigint | null | undefined): Text => v === null || v === undefined ? null : v.toString();
@@ -115,7 +119,8 @@ export function usageHourFromRow(r: Row): UsageHour {
   };
 }
 
-export function keyMetaRow(m: KeyMeta) {
+/** `json`: the connection's JSON parameter (sql.json), as which the settings go into their jsonb column. */
+export function keyMetaRow(m: KeyMeta, json: JsonParameter) {
   return {
     id: m.id,
     hash: m.hash,
@@ -125,9 +130,7 @@ export function keyMetaRow(m: KeyMeta) {
     revoked: m.revoked,
     expires_at: m.expiresAt === null ? null : String(m.expiresAt),
     suspended_until: m.suspendedUntil === null ? null : String(m.suspendedUntil),
-    theta_paused: m.thetaPaused,
-    theta_hourly_requests: m.thetaHourlyRequests,
-    theta_daily_requests: m.thetaDailyRequests,
+    family_settings: json(m.families as unknown as postgres.JSONValue),
     membership: m.membership,
     cap_hourly_spend: big(m.caps.hourlySpend),
     cap_daily_spend: big(m.caps.dailySpend),
@@ -137,9 +140,9 @@ export function keyMetaRow(m: KeyMeta) {
 }
 
 /** A new key's row: its metadata, its first counters and its change stamp (this process's clock). */
-export function newKeyRow(rec: KeyRecord) {
+export function newKeyRow(rec: KeyRecord, json: JsonParameter) {
   return {
-    ...keyMetaRow(rec),
+    ...keyMetaRow(rec, json),
     credited: rec.credited.toString(),
     spent: rec.spent.toString(),
     changed_at: Date.now(),
@@ -148,7 +151,9 @@ export function newKeyRow(rec: KeyRecord) {
 
 const bigOrNull = (v: string | null): bigint | null => v === null ? null : BigInt(v);
 
-export function keyFromRow(r: Row): KeyRecord {
+/** A `keys` row as a record; `onBad` hears of family settings of the wrong shape, read as none
+ *  (family_settings.ts parseFamilySettings). */
+export function keyFromRow(r: Row, onBad?: (family: string) => void): KeyRecord {
   const credited = BigInt(r.credited);
   const spent = BigInt(r.spent);
   return {
@@ -160,9 +165,7 @@ export function keyFromRow(r: Row): KeyRecord {
     revoked: r.revoked,
     expiresAt: int(r.expires_at),
     suspendedUntil: int(r.suspended_until),
-    thetaPaused: r.theta_paused,
-    thetaHourlyRequests: r.theta_hourly_requests,
-    thetaDailyRequests: r.theta_daily_requests,
+    families: parseFamilySettings(r.family_settings, onBad),
     membership: r.membership,
     balance: credited - spent,
     credited,

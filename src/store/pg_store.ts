@@ -41,7 +41,7 @@ export class PgStore {
     private readonly log: Logger,
   ) {
     bindCapabilities(this, [
-      new PgKeyRecords(sql),
+      new PgKeyRecords(sql, log),
       new PgLedger(sql),
       new PgUsage(sql),
       new PgTariff(sql),

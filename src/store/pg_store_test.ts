@@ -120,6 +120,60 @@ pgTest(
 );
 
 pgTest(
+  "migration 12 moves theta's columns into the keys' family settings, for keys with other than the defaults",
+  async (s) => {
+    const sql = connect(s.url, "test");
+    try {
+      await migrate(sql, MIGRATIONS.filter((m) => m.version < 12));
+      const row = (id: string, paused: boolean, hour: number | null, day: number | null) =>
+        sql`INSERT INTO keys (id, hash, hint, created_at, revoked, theta_paused, theta_hourly_requests,
+          theta_daily_requests, credited, spent)
+          VALUES (${id}, ${"hash_" + id}, 'gd-abc', 1, false, ${paused}, ${hour}, ${day}, 0, 0)`;
+      await row("key_d", false, null, null);
+      await row("key_p", true, null, null);
+      await row("key_l", false, 5, 0);
+    } finally {
+      await sql.end();
+    }
+    const store = await PgStore.open(s.url);
+    try {
+      assert.deepEqual((await store.listKeys()).map((k) => [k.id, k.families]), [
+        ["key_d", {}],
+        ["key_l", { theta: { paused: false, hourlyRequests: 5, dailyRequests: 0 } }],
+        ["key_p", { theta: { paused: true, hourlyRequests: null, dailyRequests: null } }],
+      ]);
+    } finally {
+      await store.close();
+    }
+  },
+);
+
+pgTest(
+  "family settings of the wrong shape read as none: the key is still served",
+  async (s) => {
+    const store = await PgStore.open(s.url);
+    const sql = connect(s.url, "test");
+    try {
+      await store.createKey(keyRecord("key_a"));
+      await sql`UPDATE keys SET family_settings = ${
+        sql.json({
+          theta: { paused: "yes" },
+          alpha: { paused: true, hourlyRequests: 1, dailyRequests: null },
+        })
+      }`;
+      assert.deepEqual((await store.getKey("key_a"))?.families, {
+        alpha: { paused: true, hourlyRequests: 1, dailyRequests: null },
+      });
+      await sql`UPDATE keys SET family_settings = '[1]'::jsonb`;
+      assert.deepEqual((await store.getKeyByHash("hash_key_a"))?.families, {});
+    } finally {
+      await sql.end();
+      await store.close();
+    }
+  },
+);
+
+pgTest(
   "commit is one statement: a batch that fails moves no money, no lease, no window, no checkpoint",
   async (s) => {
     const store = await PgStore.open(s.url);

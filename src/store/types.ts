@@ -1,5 +1,6 @@
 /** Domain records the Store keeps. Money fields are pico-USD bigints (src/money/usd.ts). */
 import type { Family } from "../catalog/models.ts";
+import type { FamilySettings } from "./family_settings.ts";
 
 export interface Caps {
   hourlySpend: bigint | null;
@@ -19,13 +20,8 @@ export interface KeyRecord {
   revoked: boolean;
   expiresAt: number | null;
   suspendedUntil: number | null;
-  thetaPaused: boolean;
-  /**
-   * The key's own theta request limits per UTC hour and day (spec §7.6 customer_hour_limit /
-   * customer_day_limit); null = no limit. Records stored before they existed read as null.
-   */
-  thetaHourlyRequests: number | null;
-  thetaDailyRequests: number | null;
+  /** Per-family settings (paused, request limits), kept as data: a family with no entry has the defaults. */
+  families: FamilySettings;
   membership: "private" | null;
   /** Settled credit: initial + top-ups − settled spend. Open holds live in the ledger, not here.
    *  Never stored: the store keeps `credited` and `spent` as counters and derives it. */

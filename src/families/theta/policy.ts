@@ -7,6 +7,7 @@ import { COMMON_CAP_CODES, type FamilyPolicy, plainPolicy } from "../policy.ts";
 import { refuseImages } from "./image_rule.ts";
 import { thetaDispatch, type ThetaQueue } from "./dispatch.ts";
 import { admitThetaRequest } from "./request_limits.ts";
+import { thetaSettings } from "./key_settings.ts";
 
 /** Theta's policy over one gateway's account queue. */
 export const thetaPolicy = (queue: ThetaQueue): FamilyPolicy =>
@@ -27,7 +28,7 @@ export const thetaPolicy = (queue: ThetaQueue): FamilyPolicy =>
     // spec §4.7, §8.4: one answer is generated for at most 10 minutes.
     runLimit: (config) => ({ ms: config.THETA_GENERATION_TIMEOUT_MS, code: "generation_timeout" }),
     admitKey(account) {
-      if (account.rec.thetaPaused) throw new GatewayError("api_key_paused");
+      if (thetaSettings(account.rec).paused) throw new GatewayError("api_key_paused");
     },
     rawBody(model, surface, body) {
       refuseImages(model, surface, body);

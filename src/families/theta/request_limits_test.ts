@@ -32,17 +32,22 @@ async function setup() {
   return { store, clock, admit };
 }
 
+/** A key's theta settings with these limits (key_settings.ts). */
+const limits = (hourlyRequests: number | null, dailyRequests: number | null = null) => ({
+  families: { theta: { paused: false, hourlyRequests, dailyRequests } },
+});
+
 const verdict = (r: GatewayError | "ok") => r === "ok" ? "ok" : [r.code, r.retryAfter];
 
 Deno.test("theta request limits: the hour's limit refuses with Retry-After to the hour's end; refusals do not count", async () => {
   const { store, clock, admit } = await setup();
-  const key = keyRecord("key_a", { thetaHourlyRequests: 2, thetaDailyRequests: null });
+  const key = keyRecord("key_a", limits(2, null));
   assert.deepEqual([verdict(await admit(key)), verdict(await admit(key))], ["ok", "ok"]);
   assert.deepEqual(verdict(await admit(key)), ["customer_hour_limit", 30]);
   clock.now = T + 29_001; // 0.999 s left: rounded up
   assert.deepEqual(verdict(await admit(key)), ["customer_hour_limit", 1]);
   // The refusals were not counted: one more under a limit of 3.
-  const three = { ...key, thetaHourlyRequests: 3 };
+  const three = { ...key, ...limits(3) };
   assert.equal(verdict(await admit(three)), "ok");
   assert.deepEqual(verdict(await admit(three)), ["customer_hour_limit", 1]);
   clock.now = T + 30_000; // 11:00, a new hour
@@ -52,7 +57,7 @@ Deno.test("theta request limits: the hour's limit refuses with Retry-After to th
 
 Deno.test("theta request limits: the day's limit counts every hour of the UTC day; Retry-After to its end", async () => {
   const { store, clock, admit } = await setup();
-  const key = keyRecord("key_a", { thetaHourlyRequests: 10, thetaDailyRequests: 3 });
+  const key = keyRecord("key_a", limits(10, 3));
   for (let i = 0; i < 3; i++) assert.equal(verdict(await admit(key)), "ok");
   const err = await admit(key);
   assert.deepEqual(verdict(err), ["customer_day_limit", 13 * 3600 + 30]);
@@ -69,15 +74,15 @@ Deno.test("theta request limits: no limit admits and still counts; a limit of 0 
   const free = keyRecord("key_a");
   for (let i = 0; i < 4; i++) assert.equal(verdict(await admit(free)), "ok");
   // Set during the hour, a limit sees what the hour already served.
-  assert.deepEqual(verdict(await admit({ ...free, thetaHourlyRequests: 4 })), ["customer_hour_limit", 30]);
-  assert.deepEqual(verdict(await admit({ ...free, thetaDailyRequests: 4 })), [
+  assert.deepEqual(verdict(await admit({ ...free, ...limits(4) })), ["customer_hour_limit", 30]);
+  assert.deepEqual(verdict(await admit({ ...free, ...limits(null, 4) })), [
     "customer_day_limit",
     13 * 3600 + 30,
   ]);
-  assert.deepEqual(verdict(await admit(keyRecord("key_b", { thetaHourlyRequests: 0 }))), [
+  assert.deepEqual(verdict(await admit(keyRecord("key_b", limits(0)))), [
     "customer_hour_limit",
     30,
   ]);
-  assert.equal(verdict(await admit(keyRecord("key_c", { thetaHourlyRequests: 1 }))), "ok");
+  assert.equal(verdict(await admit(keyRecord("key_c", limits(1)))), "ok");
   store.close();
 });

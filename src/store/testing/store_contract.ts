@@ -121,9 +121,10 @@ export function storeContract(backend: StoreBackend): void {
       revoked: true,
       expiresAt: 1_800_000_000_000,
       suspendedUntil: 1_750_000_000_000,
-      thetaPaused: true,
-      thetaHourlyRequests: 7,
-      thetaDailyRequests: 0,
+      families: {
+        theta: { paused: true, hourlyRequests: 7, dailyRequests: 0 },
+        delta: { paused: false, hourlyRequests: null, dailyRequests: 12 },
+      },
       membership: "private",
       balance: huge,
       credited: huge,
@@ -153,16 +154,30 @@ export function storeContract(backend: StoreBackend): void {
     const rec = keyRec("key_a", 100n);
     await store.createKey(rec);
     await store.commit({ id: batchId(), money: [{ keyId: "key_a", spent: 30n, credited: 5n }], usage: [] });
-    await store.updateKey({ ...rec, revoked: true, name: "renamed", thetaHourlyRequests: 3 });
+    const families = { theta: { paused: false, hourlyRequests: 3, dailyRequests: null } };
+    await store.updateKey({ ...rec, revoked: true, name: "renamed", families });
     assert.deepEqual(await store.getKey("key_a"), {
       ...rec,
       revoked: true,
       name: "renamed",
-      thetaHourlyRequests: 3,
+      families,
       balance: 75n,
       credited: 105n,
       spent: 30n,
     });
+  });
+
+  test("families' settings round-trip as data, a family changed or dropped by updateKey", async (ctx) => {
+    const families = {
+      theta: { paused: true, hourlyRequests: 5, dailyRequests: 40 },
+      alpha: { paused: false, hourlyRequests: null, dailyRequests: null },
+    };
+    await ctx.store.createKey(keyRecord("key_f", { families }));
+    assert.deepEqual((await (await ctx.reopen()).getKey("key_f"))?.families, families);
+    const next = { alpha: { paused: true, hourlyRequests: 0, dailyRequests: null } };
+    await ctx.store.updateKey({ ...keyRecord("key_f"), families: next });
+    assert.deepEqual((await ctx.store.getKeyByHash("hash_key_f"))?.families, next);
+    assert.deepEqual((await ctx.store.listKeys()).map((k) => k.families), [next]);
   });
 
   test("two writers adding spend to the same key both count", async (ctx) => {

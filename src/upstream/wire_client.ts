@@ -41,6 +41,7 @@ import { bodyStream, type DrainOwner } from "./wire_link.ts";
 import { upstreamFailure, UpstreamProtocolFailure } from "./protocol_failure.ts";
 import { type UpstreamResponse, WireResponse } from "./upstream_response.ts";
 import { EntryList } from "../util/entry_list.ts";
+import { asksClose, requestBytes } from "./wire_request.ts";
 
 /** The upstream could not be reached (refused, reset, DNS or TLS failure while connecting): nothing was sent. */
 export class UpstreamConnectError extends Error {
@@ -93,9 +94,6 @@ interface Pooled extends BufferedConn {
 const MAX_INTERIM_HEADS = 16;
 
 const encoder = new TextEncoder();
-/** Header names and values go into the request as they are: no CR, LF or NUL may smuggle a line in. */
-const UNSAFE = /[\r\n\0]/;
-const USER_AGENT = `Deno/${Deno.version.deno}`;
 
 export class WireClient {
   readonly #idle = new Map<string, Pooled[]>();
@@ -398,42 +396,6 @@ class StaleConnection extends Error {}
 async function earlyBytes(link: BufferedConn): Promise<boolean> {
   const n = await fill(link, MAX_HEAD_BYTES + 4).catch(() => null);
   return n !== null;
-}
-
-function requestBytes(
-  method: string,
-  target: string,
-  host: string,
-  headers: Record<string, string>,
-  body: Uint8Array,
-): Uint8Array {
-  let head = `${method} ${target} HTTP/1.1\r\nhost: ${host}\r\nuser-agent: ${USER_AGENT}\r\naccept: */*\r\n` +
-    `content-length: ${body.length}\r\n`;
-  for (const name in headers) {
-    const value = headers[name]!;
-    if (UNSAFE.test(name) || UNSAFE.test(value) || name === "" || name.includes(":")) {
-      throw new TypeError(`upstream header ${JSON.stringify(name)} is not a valid header`);
-    }
-    head += `${name}: ${value}\r\n`;
-  }
-  head += "\r\n";
-  const out = new Uint8Array(head.length * 3 + body.length);
-  const { written } = encoder.encodeInto(head, out);
-  out.set(body, written);
-  return out.subarray(0, written + body.length);
-}
-
-/** The request says `Connection: close` (RFC 9112 §9.6): its connection is not reused. */
-function asksClose(headers: Record<string, string>): boolean {
-  for (const name in headers) {
-    if (
-      name.length === 10 && name.toLowerCase() === "connection" &&
-      /(^|,)\s*close\s*(,|$)/i.test(headers[name]!)
-    ) {
-      return true;
-    }
-  }
-  return false;
 }
 
 /**

@@ -13,6 +13,7 @@
  */
 import assert from "node:assert/strict";
 import puppeteer, { type Browser, type BrowserContext, type Page } from "puppeteer-core";
+import { underCi } from "./ci.ts";
 
 export const CHROMIUM = "/usr/bin/chromium";
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
@@ -25,12 +26,6 @@ function chromiumPresent(): boolean {
   } catch {
     return false;
   }
-}
-
-/** Under CI (CI set and not "false"/"0") a missing Chromium fails the test instead of skipping it. */
-function underCi(): boolean {
-  const ci = Deno.env.get("CI") ?? "";
-  return ci !== "" && ci !== "false" && ci !== "0";
 }
 
 /**

@@ -185,7 +185,7 @@ export function writeEntry(op: Deno.AtomicOperation, entry: LedgerEntry): void {
   op.set(kvKeys.ledgerEntry(entry.keyId, entry.createdAt, entry.id), entry);
 }
 
-function writePayment(op: Deno.AtomicOperation, p: Payment): void {
+export function writePayment(op: Deno.AtomicOperation, p: Payment): void {
   op.set(kvKeys.payment(p.id), p)
     .set(kvKeys.paymentByTime(p.createdAt, p.id), null)
     .set(kvKeys.paymentByStatus(p.status, p.createdAt, p.id), null)

@@ -16,6 +16,8 @@ import { KvDocuments } from "./kv_documents.ts";
 import { KvExpiringSets } from "./kv_expiring_sets.ts";
 import { KvCounters } from "./kv_counters.ts";
 import { backfillUsageHours } from "./kv_usage_hours.ts";
+import { KvBackup, SNAPSHOT_GUARDED } from "./kv_backup.ts";
+import { WriteGate } from "./write_gate.ts";
 import { Logger } from "../util/log.ts";
 
 /** Every capability's methods, bound from its object (compose.ts). */
@@ -33,6 +35,7 @@ export class KvStore {
   ) {
     const documents = new KvDocuments(kv, log);
     this.#stopWatches = documents.stopWatches;
+    const gate = new WriteGate();
     bindCapabilities(this, [
       new KvKeyRecords(kv, log),
       new KvLedger(kv, log),
@@ -45,7 +48,9 @@ export class KvStore {
       documents,
       new KvExpiringSets(kv),
       new KvCounters(kv),
+      new KvBackup(kv, gate, this),
     ]);
+    gate.guard(this, SNAPSHOT_GUARDED);
   }
 
   /** `onClose` runs after the KV handle is closed (open.ts releases the DATA_DIR lock there). */

@@ -33,7 +33,8 @@ function bytesOf(buf: Uint8Array): Uint8Array {
 }
 
 export class PgFiles implements FileStore {
-  constructor(private readonly sql: Sql) {}
+  /** `sweep`: listing a key's files deletes its expired ones (not in a read-only snapshot: pg_backup.ts). */
+  constructor(private readonly sql: Sql, private readonly sweep = true) {}
 
   /** Under a per-key transaction lock: expired files are dropped from the count (and deleted), the live ones
    *  counted, and the file written with its bytes — visible to others only at the commit, whole. */
@@ -67,7 +68,7 @@ export class PgFiles implements FileStore {
   }
 
   async listFiles(keyId: string, now: number): Promise<StoredFile[]> {
-    await sweepFiles(this.sql, now, keyId);
+    if (this.sweep) await sweepFiles(this.sql, now, keyId);
     const rows = await this.sql.unsafe(
       `SELECT ${FILE_COLUMNS} FROM files WHERE key_id = $1 AND expires_at > $2 ORDER BY created_at, id`,
       [keyId, now],

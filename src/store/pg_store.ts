@@ -21,6 +21,7 @@ import { PgPayments } from "./pg_payments.ts";
 import { PgDocuments, schemaTag } from "./pg_documents.ts";
 import { PgExpiringSets, sweepMembers } from "./pg_expiring_sets.ts";
 import { PgCounters } from "./pg_counters.ts";
+import { PgBackup } from "./pg_backup.ts";
 import { Logger } from "../util/log.ts";
 
 /** How often every expired file, set member, lease, session and bot update is deleted (KV's `expireIn` does this
@@ -52,6 +53,7 @@ export class PgStore {
       new PgDocuments(sql, tag, log),
       new PgExpiringSets(sql),
       new PgCounters(sql),
+      new PgBackup(sql, log),
     ]);
     this.#sweeper = setInterval(() => void this.sweep(Date.now()), SWEEP_MS);
   }

@@ -12,7 +12,7 @@
  */
 import type { TariffRow } from "../catalog/tariff_seed.ts";
 import type { PaymentStore, ShopStore } from "./shop_store.ts";
-import type { LedgerEntry } from "./shop_types.ts";
+import type { KeyOwner, LedgerEntry, Payment } from "./shop_types.ts";
 import type {
   CommitBatch,
   KeyMeta,
@@ -239,6 +239,48 @@ export interface WindowCounters {
   ): Promise<"ok" | "hour" | "day">;
 }
 
+/** What a backup reads (src/backup/snapshot.ts): every record of money and identity. */
+export type SnapshotReads = Pick<
+  Store,
+  | "listKeys"
+  | "listLedger"
+  | "listUsage"
+  | "usageHours"
+  | "getTariff"
+  | "listFiles"
+  | "getFileData"
+  | "getFileSections"
+  | "listPackages"
+  | "listPaymentMethods"
+  | "listPayments"
+  | "listKeyOwners"
+>;
+
+/**
+ * Backup and restore (docs/backup.md). A snapshot is read as one moment of the store; a restore writes into an
+ * empty store the records a snapshot read, through the other capabilities where they write a record as it was
+ * (createKey, commit, createPackage, updatePaymentMethod, putFile, putTariff) and through the three writers
+ * below where they do not.
+ */
+export interface BackupStore {
+  /**
+   * Runs `read` over one consistent view: every read sees the same moment, so a key's counters, its ledger
+   * entries and its usage rows agree. Postgres: one read-only repeatable-read transaction, whatever other
+   * processes write. KV: this process's writes of money and identity (commit, keys, the shop's steps, files,
+   * the tariff) wait until `read` ends; another process sharing a `kv:` store is not held (docs/backup.md).
+   */
+  readSnapshot<T>(read: (view: SnapshotReads) => Promise<T>): Promise<T>;
+  /** True when the store holds no key, usage row, ledger entry, package, payment, key owner or file (the seeded
+   *  tariff and payment methods do not count): what a restore needs. */
+  isEmptyForRestore(): Promise<boolean>;
+  /** Writes ledger entries as they were, moving no money (a restored key's counters already hold it). */
+  restoreLedgerEntries(entries: readonly LedgerEntry[]): Promise<void>;
+  /** Writes payments as they were, with their indexes and their recorded charge ids. */
+  restorePayments(payments: readonly Payment[]): Promise<void>;
+  /** Writes key owners as they were, with the index by chat. */
+  restoreKeyOwners(owners: readonly KeyOwner[]): Promise<void>;
+}
+
 /**
  * The whole store: the union of its capabilities. A backend composes one object per capability
  * (kv_store.ts, pg_store.ts), each in its own module; a caller that needs one capability takes its interface.
@@ -255,6 +297,7 @@ export type Store =
   & SharedDocuments
   & ExpiringSets
   & WindowCounters
+  & BackupStore
   & {
     /** Ends the store's connections (and releases the KV file's lock, open.ts). */
     close(): Promise<void>;

@@ -24,6 +24,17 @@ const RATE_LIMIT_SCOPES: Readonly<Record<string, string>> = {
   usage_rate_limit: "usage",
 };
 
+/**
+ * The codes of refusals for want of capacity before any upstream call: the capacity slots
+ * (src/upstream/capacity_slots.ts) and theta's account queue and models (src/families/theta/dispatch.ts).
+ */
+const CAPACITY_CODES = [
+  "service_capacity_saturated",
+  "standard_capacity_saturated",
+  "queue_timeout",
+  "provider_at_capacity",
+];
+
 /** Codes that can end a request after its upstream call and are the gateway's own, not the upstream's. */
 const NOT_UPSTREAM = new Set(["service_unavailable"]); // the shutdown's cut (src/http/shutdown.ts)
 
@@ -100,6 +111,16 @@ export class GatewayMetrics {
     "Requests refused by the gateway's own request rates, by scope (key, ip, usage).",
     ["scope"],
   );
+  readonly writtenOff = this.registry.counter(
+    "gateway_written_off_usd_total",
+    "USD of usage priced beyond what the hold and the free balance could cover, written off, by family.",
+    ["family"],
+  );
+  readonly capacityRefused = this.registry.counter(
+    "gateway_capacity_refused_total",
+    "Requests refused for want of capacity before any upstream call (slots, theta's queue), by code.",
+    ["code"],
+  );
   readonly upstreamErrors = this.registry.counter(
     "gateway_upstream_errors_total",
     "Requests that called the upstream and ended with an error (HTTP or stream error frame), by code.",
@@ -116,6 +137,7 @@ export class GatewayMetrics {
   constructor() {
     // Every scope from the start, so a rate over the counter is defined before the first refusal.
     for (const scope of new Set(Object.values(RATE_LIMIT_SCOPES))) this.rateLimited.labels(scope);
+    for (const code of CAPACITY_CODES) this.capacityRefused.labels(code);
   }
 
   /** Held credit and group commit, read from the ledger at scrape time. */
@@ -145,6 +167,12 @@ export class GatewayMetrics {
       kind: "gauge",
       read: () => ledger.stats().maxLagMs / 1000,
     });
+    r.collect(
+      "gateway_group_commit_pending_seconds",
+      "Age of the oldest ledger change not durable yet, seconds (0: none); /readyz fails above " +
+        "SETTLE_DURABILITY_MS.",
+      { kind: "gauge", read: () => ledger.stats().pendingMs / 1000 },
+    );
     r.collect("gateway_group_commit_failures_total", "Group-commit rounds that failed (and were retried).", {
       kind: "counter",
       read: () => ledger.stats().failures,
@@ -168,6 +196,7 @@ export class GatewayMetrics {
   settled(row: UsageRow): void {
     this.settlements.labels(row.family, row.status).inc();
     if (row.charged > 0n) this.charged.labels(row.family).inc(usd(row.charged));
+    if (row.writtenOff > 0n) this.writtenOff.labels(row.family).inc(usd(row.writtenOff));
   }
 
   /** A request ended: counted once, with its durations and, when it failed, its code. */
@@ -181,6 +210,9 @@ export class GatewayMetrics {
     if (o.code === undefined) return;
     const scope = RATE_LIMIT_SCOPES[o.code];
     if (scope) this.rateLimited.labels(scope).inc();
+    if (o.upstreamMs === undefined && CAPACITY_CODES.includes(o.code)) {
+      this.capacityRefused.labels(o.code).inc();
+    }
     if (o.upstreamMs !== undefined && !o.cancelled && !NOT_UPSTREAM.has(o.code)) {
       this.upstreamErrors.labels(o.family, o.code).inc();
     }

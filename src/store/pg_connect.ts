@@ -1,5 +1,6 @@
 /** Connecting to the Postgres store: the client options and the advisory lock keys (its name for operators:
  *  pg_url.ts). */
+import { StoreFormatError } from "./format.ts";
 import { describeDatabase } from "./pg_url.ts";
 import postgres from "postgres";
 
@@ -23,11 +24,13 @@ export function connect(url: string, name: string, opts: postgres.Options<Record
   });
 }
 
-/** Runs `fn`; a failure to reach the database becomes an error naming it (the client's own message kept). */
+/** Runs `fn`; a failure to reach the database becomes an error naming it (the client's own message kept). A
+ *  refused format names the store already and goes through as it is, for main.ts and the admin CLI to report. */
 export async function naming<T>(url: string, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
+    if (err instanceof StoreFormatError) throw err;
     throw new Error(`DATABASE_URL ${describeDatabase(url)}: ${err instanceof Error ? err.message : err}`, {
       cause: err,
     });

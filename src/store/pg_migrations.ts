@@ -3,6 +3,7 @@
  * released: a change is a new version. Money is `numeric(40,0)`: exact integers of pico-USD beyond int8
  * (10^9 USD is 10^21 pico-USD). Ids that order rows use the "C" collation, so order is by bytes, as in KV.
  */
+import { checkFormat } from "./format.ts";
 import { LOCKS, type Sql, STORE_LOCK_ID } from "./pg_connect.ts";
 
 export interface Migration {
@@ -379,9 +380,15 @@ ALTER TABLE keys
 /**
  * Applies the migrations not yet recorded in `schema_migrations`, each with its record, in one transaction
  * under a transaction-level advisory lock: two processes starting at once apply each version once (the second
- * waits, then finds it done). Returns the versions applied now.
+ * waits, then finds it done). A store that records a version `migrations` does not hold (a newer build's) is
+ * refused under the lock before anything is applied (format.ts StoreFormatError; `store` names it there).
+ * Returns the versions applied now.
  */
-export function migrate(sql: Sql, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
+export function migrate(
+  sql: Sql,
+  migrations: readonly Migration[] = MIGRATIONS,
+  store = "the Postgres store",
+): Promise<number[]> {
   return sql.begin(async (tx) => {
     await tx.unsafe(`SELECT pg_advisory_xact_lock($1, ${STORE_LOCK_ID})`, [LOCKS.migrate]);
     await tx`CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -392,6 +399,7 @@ export function migrate(sql: Sql, migrations: readonly Migration[] = MIGRATIONS)
     const done = new Set(
       (await tx<{ version: number }[]>`SELECT version FROM schema_migrations`).map((r) => r.version),
     );
+    checkFormat(store, done, migrations.map((m) => m.version));
     const applied: number[] = [];
     for (const m of migrations) {
       if (done.has(m.version)) continue;

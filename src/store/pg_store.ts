@@ -7,7 +7,8 @@
  */
 import type { Store } from "./store.ts";
 import { connect, naming, type Sql } from "./pg_connect.ts";
-import { migrate } from "./pg_migrations.ts";
+import { migrate, type Migration, MIGRATIONS } from "./pg_migrations.ts";
+import { describeDatabase } from "./pg_url.ts";
 import { BATCH_ID_TTL_MS } from "./batch_id.ts";
 import { bindCapabilities } from "./compose.ts";
 import { PgKeyRecords } from "./pg_key_records.ts";
@@ -58,20 +59,23 @@ export class PgStore {
     this.#sweeper = setInterval(() => void this.sweep(Date.now()), SWEEP_MS);
   }
 
-  /** Connects and applies pending migrations. `log`: where the sweep's and the pool watch's failures go (the
-   *  gateway's; a store opened by hand, in a test or a bench, logs warnings and errors to stdout). `onClose`
-   *  runs after the pool has ended; the store works through `through(client)` (a test injects faults there:
-   *  testing/commit_once_contract.ts). */
+  /** Connects and applies pending migrations, or refuses a newer store (format.ts StoreFormatError). `log`:
+   *  where the sweep's and the pool watch's failures go (the gateway's; a store opened by hand, in a test or a
+   *  bench, logs warnings and errors to stdout). `onClose` runs after the pool has ended; the store works
+   *  through `through(client)` (a test injects faults there: testing/commit_once_contract.ts). `migrations`:
+   *  this build's (a test adds one to play a newer build). */
   static open(
     url: string,
     log: Logger = new Logger("warn"),
     onClose: () => Promise<void> = () => Promise.resolve(),
     through: (sql: Sql) => Sql = (sql) => sql,
+    migrations: readonly Migration[] = MIGRATIONS,
   ): Promise<PgStore> {
     return naming(url, async () => {
       const sql = connect(url, "gateway");
       try {
-        await migrate(sql);
+        const applied = await migrate(sql, migrations, `the Postgres store ${describeDatabase(url)}`);
+        if (applied.length > 0) log.info("store migrated", { format: applied.at(-1), applied });
         return new PgStore(through(sql), await schemaTag(sql), onClose, log);
       } catch (err) {
         await sql.end({ timeout: 1 });

@@ -11,6 +11,7 @@ const OWN_PARTS = [
   "usage",
   "usage_hour",
   "usage_hours_ready",
+  "store_format",
   "commit_done",
   "open",
   "tariff",
@@ -71,6 +72,8 @@ export const kvKeys = {
   usageHourFrom: (keyId: string, hour: number) => ["usage_hour", keyId, hour] as const,
   /** Present once the hourly sums count every usage row written before they existed (kv_usage_hours.ts). */
   usageHoursReady: () => ["usage_hours_ready"] as const,
+  /** The store's format version, `{ version }` (kv_format.ts); absent in a file written before it. */
+  storeFormat: () => ["store_format"] as const,
   /** Set in the same atomic as the `piece`-th atomic operation of the commit of batch `batchId`
    *  (kv_commit.ts commitBatch; batch_id.ts): a retry of the batch skips the atomics marked. Expires after
    *  BATCH_ID_TTL_MS. */

@@ -15,7 +15,7 @@ import { KvPayments } from "./kv_payments.ts";
 import { KvDocuments } from "./kv_documents.ts";
 import { KvExpiringSets } from "./kv_expiring_sets.ts";
 import { KvCounters } from "./kv_counters.ts";
-import { backfillUsageHours } from "./kv_usage_hours.ts";
+import { KV_MIGRATIONS, type KvMigration, migrateKv } from "./kv_format.ts";
 import { KvBackup, SNAPSHOT_GUARDED } from "./kv_backup.ts";
 import { WriteGate } from "./write_gate.ts";
 import { Logger } from "../util/log.ts";
@@ -53,11 +53,20 @@ export class KvStore {
     gate.guard(this, SNAPSHOT_GUARDED);
   }
 
-  /** `onClose` runs after the KV handle is closed (open.ts releases the DATA_DIR lock there). */
-  static async open(path: string | undefined, log?: Logger, onClose?: () => void): Promise<KvStore> {
+  /** Brings the store to this build's format first, or refuses a newer one (kv_format.ts; StoreFormatError).
+   *  `onClose` runs after the KV handle is closed (open.ts releases the DATA_DIR lock there). `migrations`:
+   *  this build's (a test adds one to play a newer build). */
+  static async open(
+    path: string | undefined,
+    log: Logger = new Logger("warn"),
+    onClose?: () => void,
+    migrations: readonly KvMigration[] = KV_MIGRATIONS,
+  ): Promise<KvStore> {
     const kv = await Deno.openKv(path);
     try {
-      await backfillUsageHours(kv); // before any commit adds to the hourly counters
+      // Before any commit adds to the hourly counters (the backfill sets them).
+      const applied = await migrateKv(kv, `the Deno KV store ${path ?? "of Deno Deploy"}`, migrations);
+      if (applied.length > 0) log.info("store migrated", { format: applied.at(-1), applied });
     } catch (err) {
       kv.close();
       throw err;

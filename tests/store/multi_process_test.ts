@@ -13,6 +13,7 @@ import { formatUsd, parseUsd } from "../../src/money/usd.ts";
 import { TEST_DATABASE_URL } from "../../src/store/testing/pg_test_schema.ts";
 import {
   admin,
+  exitWithin,
   freePort,
   type GatewayProc,
   keyView,
@@ -240,18 +241,6 @@ pgGatewayTest(
 );
 
 /** Waits for a process's exit, at most `ms`. */
-async function exitWithin(proc: Deno.ChildProcess, ms: number): Promise<Deno.CommandStatus> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no exit within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([proc.status, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 pgGatewayTest(
   "WORKERS=2 on one port: fresh connections reach both workers, requests succeed, SIGTERM exits 0",
   async (env) => {

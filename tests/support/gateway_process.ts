@@ -39,6 +39,19 @@ export function spawnGateway(
   }).spawn();
 }
 
+/** The process's exit status, or an error once `ms` pass without it (the process is left running). */
+export async function exitWithin(proc: Deno.ChildProcess, ms: number): Promise<Deno.CommandStatus> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no exit within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([proc.status, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Resolves once the gateway answers; rejects if `proc` (when given) exits first, or after 20 s. */
 export async function waitReady(url: string, proc?: Deno.ChildProcess): Promise<void> {
   let exited: number | undefined;

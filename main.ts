@@ -6,10 +6,18 @@ import { startSimulator } from "./sim/server.ts";
 import { isDemoMode, parseConfig } from "./src/config/env.ts";
 import { startGateway } from "./src/gateway.ts";
 import { parseUsd } from "./src/money/usd.ts";
+import { StoreFormatError } from "./src/store/format.ts";
 import { StoreInUseError } from "./src/store/in_use.ts";
-import { isSharedStore } from "./src/store/open.ts";
+import { isSharedStore, openStore } from "./src/store/open.ts";
 import { superviseWorkers, workerNumber } from "./src/http/supervisor.ts";
 import { Logger } from "./src/util/log.ts";
+
+/** A store this process may not serve (owned by another, or of a newer format): its message, exit 1. */
+function exitRefused(err: unknown): never {
+  if (!(err instanceof StoreInUseError || err instanceof StoreFormatError)) throw err;
+  console.error(err.message);
+  Deno.exit(1);
+}
 
 let config;
 try {
@@ -28,8 +36,15 @@ if (config.WORKERS > 1 && worker === undefined) {
     );
     Deno.exit(2);
   }
+  // The store is migrated (or refused) once here: a refused store stops the start, not a worker restarted on it.
+  const log = new Logger(config.LOG_LEVEL);
+  try {
+    await (await openStore(config, log)).close();
+  } catch (err) {
+    exitRefused(err);
+  }
   console.log(`starting ${config.WORKERS} workers on port ${config.PORT}`);
-  Deno.exit(await superviseWorkers(config.WORKERS, import.meta.url, new Logger(config.LOG_LEVEL)));
+  Deno.exit(await superviseWorkers(config.WORKERS, import.meta.url, log));
 }
 
 let gw;
@@ -38,9 +53,7 @@ try {
   const simulator = isDemoMode(config) ? await startSimulator({ hostname: "127.0.0.1" }) : undefined;
   gw = await startGateway(config, { ...(simulator ? { simulator } : {}), worker: worker ?? 1 });
 } catch (err) {
-  if (!(err instanceof StoreInUseError)) throw err;
-  console.error(err.message);
-  Deno.exit(1);
+  exitRefused(err);
 }
 // Without the deadlines the proxy in front must bound slow heads and idle connections (docs/api.md "Errors").
 const bounds = config.HTTP_CONNECTION_DEADLINES === "off" ? " (connection deadlines off)" : "";

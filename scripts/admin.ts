@@ -9,6 +9,7 @@ import { type Backend, OperationError } from "./admin/backend.ts";
 import { directBackend } from "./admin/direct.ts";
 import { remoteBackend } from "./admin/remote.ts";
 import { withBaseRates } from "./admin/tariff.ts";
+import { StoreFormatError } from "../src/store/format.ts";
 import { StoreInUseError } from "../src/store/in_use.ts";
 import { describeStore, isSharedStore } from "../src/store/open.ts";
 
@@ -87,7 +88,7 @@ async function main(argv: string[]): Promise<number> {
       console.error(`admin: ${err.message}\n(run \`deno task admin help\` for usage)`);
       return 2;
     }
-    if (err instanceof OperationError || err instanceof StoreInUseError) {
+    if (err instanceof OperationError || err instanceof StoreInUseError || err instanceof StoreFormatError) {
       console.error(err.message);
       return 1;
     }

@@ -15,12 +15,13 @@ export function freePort(): number {
   return port;
 }
 
-/** Alpha served by `simUrl`; `env` adds or overrides variables. */
+/** Alpha served by `simUrl`; `env` adds or overrides variables; `stderr: "piped"` for a test that reads it. */
 export function spawnGateway(
   port: number,
   dataDir: string,
   simUrl: string,
   env: Record<string, string> = {},
+  stderr: "inherit" | "piped" = "inherit",
 ): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", "--unstable-kv", "--unstable-no-legacy-abort", "main.ts"],
@@ -35,7 +36,7 @@ export function spawnGateway(
       ...env,
     },
     stdout: "null",
-    stderr: "inherit", // a gateway that fails to start says why in the test's output
+    stderr, // inherited: a gateway that fails to start says why in the test's output
   }).spawn();
 }
 

@@ -76,7 +76,10 @@ export async function startGateway(
   const metrics = new GatewayMetrics();
   const http = upstreamHttp(config.UPSTREAM_CLIENT, (name) => Deno.env.get(name));
   metrics.watchLedger({ stats: () => accounts.ledger.stats(), held: () => accounts.held() });
-  const documents = new DocumentExtraction({ timeoutMs: config.FILES_EXTRACT_TIMEOUT_MS }, log);
+  const documents = new DocumentExtraction(
+    { timeoutMs: config.FILES_EXTRACT_TIMEOUT_MS, mode: config.FILES_EXTRACT_MODE },
+    log,
+  );
   const app: App = {
     config,
     store,

@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import { parseCidrList } from "../util/ip.ts";
+import { DEPLOY_DEFAULTS, deployRefusals, onDenoDeploy } from "./deploy_rules.ts";
 import { LOG_LEVELS } from "../util/log.ts";
 
 const optionalUrl = z.string().url().optional();
@@ -228,6 +229,11 @@ const filesWeb = {
     "One document extraction (PDF, DOCX, XLSX, PPTX) is killed after this long: 422 " +
       "`file_limit_exceeded`, ms (spec §8.2). Default 30 s.",
   ),
+  FILES_EXTRACT_MODE: z.enum(["auto", "process", "worker"]).default("auto").describe(
+    "Where documents are extracted: `process`, extraction processes with a heap and memory limit each; " +
+      "`worker`, a Deno Worker per document, with weaker bounds (docs/files.md); `auto`, processes when " +
+      "the gateway may start them (`--allow-run`), else workers. Default `auto` (`worker` on Deno Deploy).",
+  ),
   SEARCH_UPSTREAM_URL: optionalUrl.describe(
     "Base URL of the search API behind POST /v1/alpha/search (spec §4.4). Unset: in demo mode the " +
       "simulator answers, otherwise search answers 503. Page fetch goes to the page itself, not " +
@@ -360,10 +366,16 @@ export const UPSTREAM_URL_VARS = [
 /** Parse a variable map (Deno.env.toObject() in production); throws a readable Error on bad values. */
 export function parseConfig(vars: Record<string, string | undefined>): Config {
   const cleaned = Object.fromEntries(Object.entries(vars).filter(([, v]) => v !== undefined && v !== ""));
-  const result = ConfigSchema.safeParse(cleaned);
+  const deploy = onDenoDeploy(cleaned);
+  const result = ConfigSchema.safeParse(deploy ? { ...DEPLOY_DEFAULTS, ...cleaned } : cleaned);
   if (!result.success) {
     const lines = result.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
     throw new Error(`invalid configuration:\n${lines.join("\n")}`);
+  }
+  // What cannot work on Deno Deploy is refused like a bad value (src/config/deploy_rules.ts).
+  const refusals = deploy ? deployRefusals(result.data) : [];
+  if (refusals.length > 0) {
+    throw new Error(`invalid configuration on Deno Deploy:\n${refusals.map((r) => `  ${r}`).join("\n")}`);
   }
   return result.data;
 }

@@ -9,6 +9,7 @@ import { type Backend, OperationError } from "./admin/backend.ts";
 import { directBackend } from "./admin/direct.ts";
 import { remoteBackend } from "./admin/remote.ts";
 import { withBaseRates } from "./admin/tariff.ts";
+import { backupToFile, restoreFromFile } from "./admin/backup.ts";
 import { StoreFormatError } from "../src/store/format.ts";
 import { StoreInUseError } from "../src/store/in_use.ts";
 import { describeStore, isSharedStore } from "../src/store/open.ts";
@@ -39,7 +40,28 @@ async function openBackend(): Promise<Backend> {
   return await directBackend(config);
 }
 
-async function run(cmd: Exclude<Command, { kind: "help" }>, backend: Backend): Promise<void> {
+/** A backup goes through the running gateway (its snapshot is consistent only there); a restore writes a store
+ *  no gateway serves yet. */
+async function runBackup(cmd: Extract<Command, { kind: "backup" | "restore" }>): Promise<void> {
+  const url = Deno.env.get("GATEWAY_URL") ?? "";
+  const token = Deno.env.get("ADMIN_TOKEN") ?? "";
+  if (cmd.kind === "backup") {
+    if (url === "" || token === "") {
+      throw new UsageError("backup: set GATEWAY_URL and ADMIN_TOKEN (it is taken from the running gateway)");
+    }
+    return await backupToFile(url, token, cmd.out);
+  }
+  if (url !== "") throw new UsageError("restore: unset GATEWAY_URL (it writes the configured store directly)");
+  let config;
+  try {
+    config = parseConfig(Deno.env.toObject());
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+  await restoreFromFile(config, cmd.file);
+}
+
+async function run(cmd: Exclude<Command, { kind: "help" | "backup" | "restore" }>, backend: Backend): Promise<void> {
   const print = (v: unknown) => console.log(JSON.stringify(v, null, 2));
   switch (cmd.kind) {
     case "create": {
@@ -75,6 +97,10 @@ async function main(argv: string[]): Promise<number> {
     const cmd = parseArgs(argv);
     if (cmd.kind === "help") {
       console.log(USAGE);
+      return 0;
+    }
+    if (cmd.kind === "backup" || cmd.kind === "restore") {
+      await runBackup(cmd);
       return 0;
     }
     backend = await openBackend();

@@ -19,6 +19,8 @@ export type Command =
   | { kind: "action"; id: string; action: KeyAction; body: Record<string, unknown> }
   | { kind: "tariff-show" }
   | { kind: "tariff-set"; model: string; base: BaseRates }
+  | { kind: "backup"; out: string }
+  | { kind: "restore"; file: string }
   | ShopCommand;
 
 export { UsageError };
@@ -43,6 +45,10 @@ export const USAGE = `Usage: deno task admin <command>
                                          set the model's base rates; its tiers and search fee are kept,
                                          and so is its cache-read rate unless --cache-read is given
                                          ("none": cache reads are charged as input)${SHOP_USAGE}
+  backup --out <file>                    take a consistent backup from the running gateway (remote mode
+                                         only); the file is checked whole before it is named <file>
+  restore --in <file>                    check the backup whole, then write it into the configured store,
+                                         which must be empty (direct mode only; docs/backup.md)
   help                                   this text
 
 Mode: with GATEWAY_URL and ADMIN_TOKEN set, the CLI calls the running gateway's /admin API.
@@ -82,6 +88,15 @@ function splitFlags(args: string[], allowed: readonly string[]) {
   return { flags, positional };
 }
 
+function parseBackup(group: "backup" | "restore", args: string[]): Command {
+  const flag = group === "backup" ? "out" : "in";
+  const { flags, positional } = splitFlags(args, [flag]);
+  if (positional.length > 0) throw new UsageError(`${group}: unexpected argument "${positional[0]}"`);
+  const file = flags.get(flag);
+  if (file === undefined) throw new UsageError(`${group}: --${flag} <file> is required`);
+  return group === "backup" ? { kind: "backup", out: file } : { kind: "restore", file };
+}
+
 function expectArgs(sub: string, positional: string[], names: string[], group = "key"): string[] {
   if (positional.length !== names.length) {
     const want = names.map((n) => `<${n}>`).join(" ");
@@ -103,6 +118,7 @@ export function parseArgs(argv: string[]): Command {
     return { kind: "help" };
   }
   if (group === "tariff") return parseTariff(sub, rest);
+  if (group === "backup" || group === "restore") return parseBackup(group, argv.slice(1));
   if (group === "package") return parsePackage(sub, rest, splitFlags);
   if (group === "method") return parseMethod(sub, rest, splitFlags);
   if (group === "payment") return parsePayment(sub, rest, splitFlags);

@@ -50,6 +50,11 @@ const server = {
     "Bearer token of the operator API under /admin/ and of GET /metrics, at least 16 characters. " +
       "Unset: the /admin/ routes do not exist (404).",
   ),
+  BACKUP_HOLD_MS: z.coerce.number().int().min(1).default(120_000).describe(
+    "GET /admin/backup reads one consistent snapshot: on the KV store this process's money writes wait for it, " +
+      "on Postgres one transaction stays open. Past this long, ms, the backup is cut and its file ends without " +
+      "its trailer (a restore refuses it). Default 120 s.",
+  ),
   TRUSTED_PROXIES: z.string().default("").transform((s, ctx) => {
     try {
       return parseCidrList(s);

@@ -1,5 +1,6 @@
 /** Every endpoint of spec §4 (and the operator API) in one table, each with who may call it. */
 import { adminCreateKey, adminGetKey, adminKeyAction, adminLedger } from "../admin/api.ts";
+import { adminBackup } from "../admin/backup_api.ts";
 import {
   adminConfirmPayment,
   adminCreatePackage,
@@ -128,6 +129,7 @@ export const ROUTES: Route<Handler>[] = [
   admin("GET", "/admin/tariff", adminGetTariff),
   admin("GET", "/admin/ledger", adminLedger),
   admin("POST", "/admin/tariff", adminSetTariff),
+  admin("GET", "/admin/backup", adminBackup),
   dashboard("GET", "/dashboard", home),
   dashboard("POST", "/dashboard/login", login),
   dashboard("POST", "/dashboard/logout", logout),

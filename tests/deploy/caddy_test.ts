@@ -1,6 +1,6 @@
 /**
  * deploy/caddy/Caddyfile (docs/deploy/reverse-proxy.md): Debian's Caddy accepts it as an operator renders it,
- * and a stream passes through it frame by frame to a real gateway.
+ * a stream passes through it frame by frame to a real gateway, and the dashboard's cookies are Secure.
  */
 import assert from "node:assert/strict";
 import { placeholders } from "../../deploy/render.ts";
@@ -8,6 +8,7 @@ import { toolTest } from "../support/ci.ts";
 import { startTestGateway } from "../support/harness.ts";
 import { CADDY, startCaddy, TEMPLATE, validate, writeCaddyfile } from "./caddy_process.ts";
 import { assertFirstFrameBeforeLast, heldStreamUpstream } from "./held_stream.ts";
+import { assertSecureSignIn } from "./secure_sign_in.ts";
 
 toolTest(
   "caddy: caddy validate accepts the rendered Caddyfile, formatted and without warnings",
@@ -28,7 +29,7 @@ toolTest(
 );
 
 toolTest(
-  "caddy: a stream's first frame reaches the client before the upstream writes its last",
+  "caddy: a stream passes frame by frame, and the dashboard's cookies are Secure over https",
   [CADDY],
   async () => {
     const upstream = heldStreamUpstream();
@@ -38,6 +39,7 @@ toolTest(
       try {
         const { key } = await t.newKey("5.00");
         await assertFirstFrameBeforeLast(caddy.base, key, upstream, caddy.client);
+        await assertSecureSignIn(caddy.base, key, caddy.client);
       } finally {
         await caddy.close();
       }

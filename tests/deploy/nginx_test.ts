@@ -14,6 +14,7 @@ import { ADMIN_TOKEN, startTestGateway, type TestGateway } from "../support/harn
 import { assertEnvelope } from "../support/raw_http.ts";
 import { assertFirstFrameBeforeLast, heldStreamUpstream } from "./held_stream.ts";
 import { NGINX, type Nginx, OPENSSL, startNginx } from "./nginx_process.ts";
+import { assertSecureSignIn } from "./secure_sign_in.ts";
 
 const TOOLS = [NGINX, OPENSSL];
 
@@ -102,26 +103,7 @@ toolTest(
 toolTest("nginx: the dashboard's cookies are Secure when signing in over https", TOOLS, async () => {
   await withNginx({}, {}, async (t, nginx) => {
     const { key } = await t.newKey("1.00");
-    const form = await fetch(`${nginx.base}/dashboard`, { client: nginx.client });
-    const formHtml = await form.text();
-    assert.equal(form.status, 200, formHtml);
-    const [csrfCookie] = form.headers.getSetCookie();
-    assert.match(csrfCookie ?? "", /^gw_csrf=[^;]+; Path=\/dashboard; .*; Secure$/);
-    const signedIn = await fetch(`${nginx.base}/dashboard/login`, {
-      method: "POST",
-      redirect: "manual",
-      client: nginx.client,
-      headers: {
-        "content-type": "application/x-www-form-urlencoded",
-        cookie: csrfCookie!.split(";")[0]!,
-      },
-      body: new URLSearchParams({ csrf: DashboardClient.csrf(formHtml), key }).toString(),
-    });
-    await signedIn.body?.cancel();
-    assert.equal(signedIn.status, 303);
-    const cookies = signedIn.headers.getSetCookie();
-    assert.equal(cookies.length, 1, cookies.join("\n"));
-    assert.match(cookies[0]!, /^gw_session=[^;]+; Path=\/dashboard; .*; SameSite=Strict; Secure$/);
+    await assertSecureSignIn(nginx.base, key, nginx.client);
     // The same sign-in page straight from the gateway over plain HTTP: no Secure (it is nginx's https).
     const direct = await new DashboardClient(t.url).get("/dashboard");
     assert.equal(direct.setCookies.length, 1);
@@ -152,7 +134,7 @@ toolTest(
           body: stream ? ReadableStream.from([new TextEncoder().encode(padded)]) : padded,
         });
       };
-      const fits = await chat(1022);
+      const fits = await chat(1024);
       assert.equal(fits.status, 200, await fits.clone().text());
       assert.equal((await fits.json()).object, "chat.completion");
       for (const stream of [false, true]) {

@@ -1,33 +1,33 @@
 /**
- * Debian's nginx in front of a test gateway: deploy/nginx/gateway.conf rendered into a temp dir with a
- * self-signed certificate for 127.0.0.1, included from a main nginx.conf written here (temp paths only), run in
+ * Debian's nginx in front of a test gateway: deploy/nginx/gateway.conf rendered into a temp dir with the
+ * repository's test certificate for 127.0.0.1 (src/upstream/testing/tls/, signed by its own test CA), included from a main nginx.conf written here (temp paths only), run in
  * the foreground on free loopback ports.
  */
 import { render } from "../../deploy/render.ts";
 import { freePort, sleep } from "../support/gateway_process.ts";
 
 export const NGINX = "/usr/sbin/nginx";
-export const OPENSSL = "/usr/bin/openssl";
 export const TEMPLATE = new URL("../../deploy/nginx/gateway.conf", import.meta.url);
+const TLS = new URL("../../src/upstream/testing/tls/", import.meta.url).pathname;
 
 export interface Nginx {
   /** https://127.0.0.1:<port>, the TLS server. */
   base: string;
   httpsPort: number;
   httpPort: number;
-  /** The certificate nginx serves (PEM), the CA of every client here. */
+  /** The test CA that signed nginx's certificate (PEM), trusted by every client here. */
   ca: string;
   /** A fetch client trusting `ca`. */
   client: Deno.HttpClient;
   close(): Promise<void>;
 }
 
-/** The values of the template's placeholders for a test nginx in `dir` in front of `upstream` (host:port). */
-export function testValues(dir: string, upstream: string, bodyLimit = "33m") {
+/** The values of the template's placeholders for a test nginx in front of `upstream` (host:port). */
+export function testValues(upstream: string, bodyLimit = "33m") {
   return {
     SERVER_NAME: "127.0.0.1",
-    TLS_CERT: `${dir}/cert.pem`,
-    TLS_KEY: `${dir}/key.pem`,
+    TLS_CERT: `${TLS}test_tls_cert.pem`,
+    TLS_KEY: `${TLS}test_tls_key.pem`,
     UPSTREAM: upstream,
     BODY_LIMIT: bodyLimit,
     HTTPS_LISTEN: `127.0.0.1:${freePort()}`,
@@ -39,19 +39,6 @@ async function run(cmd: string, args: string[]): Promise<{ code: number; output:
   const out = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "piped" }).output();
   const dec = new TextDecoder();
   return { code: out.code, output: dec.decode(out.stdout) + dec.decode(out.stderr) };
-}
-
-/** A self-signed certificate for 127.0.0.1 (and localhost), valid one day, in `dir`. */
-async function selfSignedCert(dir: string): Promise<string> {
-  // CA:FALSE: a client's TLS library refuses a certificate marked as a CA as the server's own.
-  const args = "req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 " +
-    "-addext subjectAltName=IP:127.0.0.1,DNS:localhost -addext basicConstraints=critical,CA:FALSE";
-  const { code, output } = await run(OPENSSL, [
-    ...args.split(" "),
-    ...["-keyout", `${dir}/key.pem`, "-out", `${dir}/cert.pem`],
-  ]);
-  if (code !== 0) throw new Error(`openssl failed: ${output}`);
-  return await Deno.readTextFile(`${dir}/cert.pem`);
 }
 
 /** The main nginx.conf of a test: one worker, every path in `dir`, the rendered gateway.conf included. */
@@ -80,11 +67,11 @@ function nginxArgs(dir: string, extra: string[] = []): string[] {
 }
 
 /**
- * Writes the test's nginx.conf and the rendered template (`values` from `testValues(dir, …)`, `template` the
- * file's text, by default deploy/nginx/gateway.conf) into `dir`, with the certificate; returns its PEM.
+ * Writes the test's nginx.conf and the rendered template (`values` from `testValues`, `template` the file's
+ * text, by default deploy/nginx/gateway.conf) into `dir`; returns the PEM of the CA clients trust.
  */
 export async function writeConfig(dir: string, values: Record<string, string>, template?: string) {
-  const ca = await selfSignedCert(dir);
+  const ca = await Deno.readTextFile(`${TLS}test_ca.pem`);
   await Deno.writeTextFile(
     `${dir}/gateway.conf`,
     render(template ?? await Deno.readTextFile(TEMPLATE), values),
@@ -117,7 +104,7 @@ export async function startNginx(
     await Deno.remove(dir, { recursive: true });
   };
   try {
-    const values = testValues(dir, upstream, opts.bodyLimit);
+    const values = testValues(upstream, opts.bodyLimit);
     const ca = await writeConfig(dir, values, opts.template);
     proc = new Deno.Command(NGINX, { args: nginxArgs(dir), stdout: "null", stderr: "null" }).spawn();
     const httpsPort = Number(values.HTTPS_LISTEN.split(":")[1]);

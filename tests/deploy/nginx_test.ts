@@ -1,6 +1,6 @@
 /**
  * deploy/nginx/gateway.conf in front of a real gateway (docs/deploy/reverse-proxy.md): Debian's nginx on
- * loopback with a self-signed certificate, the gateway with TRUSTED_PROXIES=127.0.0.1/32 as the guide sets it.
+ * loopback with the repository's test certificate, the gateway with TRUSTED_PROXIES=127.0.0.1/32 as the guide sets it.
  * Streams pass frame by frame, the gateway sees each client's own address (its per-address limit counts them
  * apart), the dashboard's cookie is Secure over https, bodies over the limit get the gateway's 413 (nginx's
  * own only far above it), clients negotiate HTTP/2, plain HTTP redirects, and the webhook and operator paths
@@ -13,10 +13,10 @@ import { DashboardClient } from "../support/dashboard_client.ts";
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from "../support/harness.ts";
 import { assertEnvelope } from "../support/raw_http.ts";
 import { assertFirstFrameBeforeLast, heldStreamUpstream } from "./held_stream.ts";
-import { NGINX, type Nginx, OPENSSL, startNginx } from "./nginx_process.ts";
+import { NGINX, type Nginx, startNginx } from "./nginx_process.ts";
 import { assertSecureSignIn } from "./secure_sign_in.ts";
 
-const TOOLS = [NGINX, OPENSSL];
+const TOOLS = [NGINX];
 
 /** A test gateway (`env` added) behind nginx (`bodyLimit`: its client_max_body_size); both closed after `fn`. */
 async function withNginx(

@@ -13,6 +13,8 @@ import { shopContract } from "./testing/shop_contract.ts";
 import { documentsContract } from "./testing/documents_contract.ts";
 import { type StoreBackend, storeContract } from "./testing/store_contract.ts";
 import { usageHoursContract } from "./testing/usage_hours_contract.ts";
+import { backupContract, memoryKv, postgresSchemas } from "./testing/backup_contract.ts";
+import { copyThroughFile } from "../backup/testing/backup_file.ts";
 import { commitOnceContract, type FaultyLocation, type WriteFault } from "./testing/commit_once_contract.ts";
 
 const kv: StoreBackend<FaultyLocation> = {
@@ -53,6 +55,7 @@ sessionContract(kv);
 shopContract(kv);
 paymentContract(kv);
 commitOnceContract(kv, 3); // the batch is cut into 3 atomics
+backupContract(memoryKv, postgresSchemas, copyThroughFile);
 
 /**
  * A store over `kv` whose atomic operations and reads are counted. `afterRead` (`afterGet`), when set, runs

@@ -20,6 +20,8 @@ import { shopContract } from "./testing/shop_contract.ts";
 import { documentsContract } from "./testing/documents_contract.ts";
 import { type StoreBackend, storeContract } from "./testing/store_contract.ts";
 import { usageHoursContract } from "./testing/usage_hours_contract.ts";
+import { backupContract, memoryKv } from "./testing/backup_contract.ts";
+import { copyThroughFile } from "../backup/testing/backup_file.ts";
 import { commitOnceContract, type FaultyLocation, type WriteFault } from "./testing/commit_once_contract.ts";
 import { batchId, keyRecord, usageRow } from "./testing/test_fixtures.ts";
 
@@ -60,6 +62,7 @@ sessionContract(postgres);
 shopContract(postgres);
 paymentContract(postgres);
 commitOnceContract(postgres, 1); // one statement
+backupContract(postgres, memoryKv, copyThroughFile);
 
 pgTest(
   "migrations: two processes starting at once apply each version once; a reopen applies none",

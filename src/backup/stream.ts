@@ -25,9 +25,10 @@ export function backupStream(
   holdMs: number,
   onEnd: (err: unknown) => void,
 ): ReadableStream<Uint8Array> {
-  const pipe = new TransformStream<Uint8Array, Uint8Array>({}, { highWaterMark: AHEAD }, {
+  let controller!: TransformStreamDefaultController<Uint8Array>;
+  const pipe = new TransformStream<Uint8Array, Uint8Array>({ start: (c) => void (controller = c) }, {
     highWaterMark: AHEAD,
-  });
+  }, { highWaterMark: AHEAD });
   const out = pipe.writable.getWriter();
   const encoder = new BackupEncoder();
   void (async () => {
@@ -50,7 +51,8 @@ export function backupStream(
       await out.close();
       onEnd(null);
     } catch (err) {
-      await out.abort(err).catch(() => {});
+      // Errors both sides at once; an abort would wait for a write stuck behind a client that stopped reading.
+      controller.error(err);
       onEnd(err);
     } finally {
       clearTimeout(deadline);

@@ -177,16 +177,19 @@ Deno.test({
           assert.equal(await chat(b!.url, key, 600 + n), 200);
         }
         const k = src.snap.keys.get(id)!;
+        // Each process's settlements flushed (the key view does it) and its idle lease given back.
+        for (const g of [a!, b!]) {
+          const deadline = Date.now() + 10_000;
+          while ((await keyView(g.url, id)).leased !== 0n) {
+            assert.ok(Date.now() < deadline, "leases still out after 10 s");
+            await sleep(50);
+          }
+        }
         const rows = await walkUsage(a!.url, key, 50);
         assert.equal(rows.length, k.rows.length + 12);
         const charged = rows.slice(0, 12).reduce((s, r) => s + parseUsd(r.charged_usd), 0n);
         for (const g of [a!, b!]) {
-          const deadline = Date.now() + 10_000;
-          let view = await keyView(g.url, id);
-          while (view.leased !== 0n && Date.now() < deadline) {
-            await sleep(50);
-            view = await keyView(g.url, id);
-          }
+          const view = await keyView(g.url, id);
           assert.deepEqual(
             [formatUsd(view.spent), formatUsd(view.balance), formatUsd(view.leased)],
             [formatUsd(k.spent + charged), formatUsd(k.credited - k.spent - charged), "0.00"],

@@ -51,7 +51,9 @@ async function runBackup(cmd: Extract<Command, { kind: "backup" | "restore" }>):
     }
     return await backupToFile(url, token, cmd.out);
   }
-  if (url !== "") throw new UsageError("restore: unset GATEWAY_URL (it writes the configured store directly)");
+  if (url !== "") {
+    throw new UsageError("restore: unset GATEWAY_URL (it writes the configured store directly)");
+  }
   let config;
   try {
     config = parseConfig(Deno.env.toObject());
@@ -61,7 +63,10 @@ async function runBackup(cmd: Extract<Command, { kind: "backup" | "restore" }>):
   await restoreFromFile(config, cmd.file);
 }
 
-async function run(cmd: Exclude<Command, { kind: "help" | "backup" | "restore" }>, backend: Backend): Promise<void> {
+async function run(
+  cmd: Exclude<Command, { kind: "help" | "backup" | "restore" }>,
+  backend: Backend,
+): Promise<void> {
   const print = (v: unknown) => console.log(JSON.stringify(v, null, 2));
   switch (cmd.kind) {
     case "create": {

@@ -15,6 +15,7 @@ import {
   recordSchema,
   trailerSchema,
 } from "./records.ts";
+import { concatBytes } from "../util/bytes.ts";
 
 /** The longest line read (a file's bytes in base64 are its longest). */
 export const MAX_LINE_BYTES = 256 * 1024 * 1024;
@@ -163,7 +164,7 @@ async function* lines(file: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Arr
     let start = 0;
     for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, start)) {
       parts.push(chunk.subarray(start, nl + 1));
-      yield join(parts, size + nl + 1 - start);
+      yield concatBytes(parts); // the trailing "\n" kept: it is hashed
       [parts, size, start] = [[], 0, nl + 1];
     }
     if (start < chunk.length) {
@@ -173,16 +174,4 @@ async function* lines(file: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Arr
     }
   }
   if (size > 0) throw new BackupFileError("no trailer: the file is truncated (its last line is cut)");
-}
-
-/** The parts joined, the trailing "\n" kept (it is hashed). */
-function join(parts: Uint8Array[], size: number): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }

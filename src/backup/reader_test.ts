@@ -8,7 +8,8 @@
 import assert from "node:assert/strict";
 import { BackupFileError, readBackup, verifyBackup } from "./reader.ts";
 import { BACKUP_FORMAT, BACKUP_VERSION, type BackupRecord } from "./records.ts";
-import { backupFile, concat, fileStream } from "./testing/backup_file.ts";
+import { backupFile, fileStream } from "./testing/backup_file.ts";
+import { concatBytes } from "../util/bytes.ts";
 import { mulberry32 } from "../util/seeded_random.ts";
 
 const utf8 = new TextEncoder();
@@ -193,14 +194,14 @@ Deno.test("verifyBackup: a newer format version is refused by name; so is a file
     source: "kv",
   };
   await refused(
-    concat([line(newer), FILE.subarray(LINE_ENDS[0])]),
+    concatBytes([line(newer), FILE.subarray(LINE_ENDS[0])]),
     `backup format version ${
       BACKUP_VERSION + 1
     } was written by a newer gateway; this build reads versions up to ` +
       `${BACKUP_VERSION}. Restore it with the newer gateway.`,
   );
   await refused(
-    concat([line({ t: "header", format: "other" }), FILE.subarray(LINE_ENDS[0])]),
+    concatBytes([line({ t: "header", format: "other" }), FILE.subarray(LINE_ENDS[0])]),
     "not a gateway backup (no header on line 1)",
   );
   await refused(FILE.subarray(LINE_ENDS[0]), "not a gateway backup (no header on line 1)"); // starts at a record
@@ -279,10 +280,10 @@ Deno.test("verifyBackup: a trailer whose count differs, data after the trailer, 
     `the trailer counts ${n + 1} records, the file has ${n}`,
   );
   await refused(
-    concat([FILE, line({ t: "end", records: 0, sha256: HASH })]),
+    concatBytes([FILE, line({ t: "end", records: 0, sha256: HASH })]),
     `line ${n + 3}: data after the trailer`,
   );
-  await refused(concat([FILE, utf8.encode("\n")]), `line ${n + 3}: data after the trailer`);
+  await refused(concatBytes([FILE, utf8.encode("\n")]), `line ${n + 3}: data after the trailer`);
 
   const key = RECORDS.find((r) => r.t === "key")!;
   const ledger = RECORDS.find((r) => r.t === "ledger")!;

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { backupStream, SnapshotTimeoutError } from "./stream.ts";
 import { readBackup, verifyBackup } from "./reader.ts";
-import { concat } from "./testing/backup_file.ts";
+import { concatBytes } from "../util/bytes.ts";
 import { KvStore } from "../store/kv_store.ts";
 import type { BackupStore, SnapshotReads } from "../store/store.ts";
 import { batchId, keyRecord, usageRow } from "../store/testing/test_fixtures.ts";
@@ -96,7 +96,7 @@ Deno.test("backupStream: a client that stops reading is cut after holdMs; the bo
     assert.ok(err instanceof SnapshotTimeoutError, String(err));
     assert.equal(err.message, `backup snapshot cut after ${HOLD_MS} ms (BACKUP_HOLD_MS)`);
     assert.equal(await bounded(drain(reader, received), "the rest of the body"), err, "the body errors");
-    assert.equal(await readError(concat(received)), TRUNCATED);
+    assert.equal(await readError(concatBytes(received)), TRUNCATED);
     // The gate is open again: a write the snapshot would hold completes.
     await bounded(store.createKey(keyRecord("key_b", { hash: "cd".repeat(32) })), "a write after the cut");
     assert.equal((await store.getKey("key_b"))?.id, "key_b");
@@ -124,7 +124,7 @@ Deno.test("backupStream: a read of the store that does not return is cut after h
     const err = await ended;
     assert.ok(err instanceof SnapshotTimeoutError, String(err));
     assert.equal(await bodyErr, err, "the body errors");
-    const got = concat(received);
+    const got = concatBytes(received);
     assert.equal(await readError(got), TRUNCATED);
     assert.match(new TextDecoder().decode(got), /^\{"t":"header",/, "the header was sent before the stall");
     // The snapshot still holds this process's writes while its read is in flight; once it returns, they go on.

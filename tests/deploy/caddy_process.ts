@@ -5,6 +5,7 @@
  */
 import { render } from "../../deploy/render.ts";
 import { freePort, sleep } from "../support/gateway_process.ts";
+import { ProxyRun } from "./proxy_run.ts";
 
 export const CADDY = "/usr/bin/caddy";
 export const TEMPLATE = new URL("../../deploy/caddy/Caddyfile", import.meta.url);
@@ -45,19 +46,8 @@ export interface Caddy {
 
 /** Runs Caddy on the rendered Caddyfile in front of `upstream` (host:port), on loopback ports. */
 export async function startCaddy(upstream: string, bodyLimit = "33MiB"): Promise<Caddy> {
-  const dir = await Deno.makeTempDir({ prefix: "caddy-test-" });
-  let proc: Deno.ChildProcess | undefined;
-  let client: Deno.HttpClient | undefined;
-  const close = async () => {
-    client?.close();
-    if (proc) {
-      try {
-        proc.kill("SIGTERM");
-      } catch { /* already gone */ }
-      await proc.status;
-    }
-    await Deno.remove(dir, { recursive: true });
-  };
+  const run = await ProxyRun.create("caddy-test-");
+  const { dir, close } = run;
   try {
     const httpsPort = freePort();
     const file = await writeCaddyfile(dir, {
@@ -77,7 +67,7 @@ export async function startCaddy(upstream: string, bodyLimit = "33MiB"): Promise
     const text = await Deno.readTextFile(file);
     if (!/^\{\n/m.test(text)) throw new Error("the Caddyfile has no global options block to add to");
     await Deno.writeTextFile(file, text.replace(/^\{\n/m, `{\n${testGlobals}`));
-    proc = new Deno.Command(CADDY, {
+    const proc = run.proc = new Deno.Command(CADDY, {
       args: ["run", "--adapter", "caddyfile", "--config", file],
       env: caddyEnv(dir),
       stdout: "null",
@@ -86,7 +76,7 @@ export async function startCaddy(upstream: string, bodyLimit = "33MiB"): Promise
     const log = collect(proc.stderr);
     const rootCa = `${dir}/storage/pki/authorities/local/root.crt`;
     await waitReady(httpsPort, rootCa, proc, log);
-    client = Deno.createHttpClient({ caCerts: [await Deno.readTextFile(rootCa)] });
+    const client = run.client = Deno.createHttpClient({ caCerts: [await Deno.readTextFile(rootCa)] });
     return { base: `https://127.0.0.1:${httpsPort}`, client, close };
   } catch (err) {
     await close();

@@ -5,6 +5,7 @@
  */
 import { render } from "../../deploy/render.ts";
 import { freePort, sleep } from "../support/gateway_process.ts";
+import { ProxyRun } from "./proxy_run.ts";
 
 export const NGINX = "/usr/sbin/nginx";
 export const TEMPLATE = new URL("../../deploy/nginx/gateway.conf", import.meta.url);
@@ -90,26 +91,16 @@ export async function startNginx(
   upstream: string,
   opts: { bodyLimit?: string; template?: string } = {},
 ): Promise<Nginx> {
-  const dir = await Deno.makeTempDir({ prefix: "nginx-test-" });
-  let proc: Deno.ChildProcess | undefined;
-  let client: Deno.HttpClient | undefined;
-  const close = async () => {
-    client?.close();
-    if (proc) {
-      try {
-        proc.kill("SIGTERM");
-      } catch { /* already gone */ }
-      await proc.status;
-    }
-    await Deno.remove(dir, { recursive: true });
-  };
+  const run = await ProxyRun.create("nginx-test-");
+  const { dir, close } = run;
   try {
     const values = testValues(upstream, opts.bodyLimit);
     const ca = await writeConfig(dir, values, opts.template);
-    proc = new Deno.Command(NGINX, { args: nginxArgs(dir), stdout: "null", stderr: "null" }).spawn();
+    const proc = run.proc = new Deno.Command(NGINX, { args: nginxArgs(dir), stdout: "null", stderr: "null" })
+      .spawn();
     const httpsPort = Number(values.HTTPS_LISTEN.split(":")[1]);
     await waitListening(httpsPort, proc, dir);
-    client = Deno.createHttpClient({ caCerts: [ca] });
+    const client = run.client = Deno.createHttpClient({ caCerts: [ca] });
     return {
       base: `https://127.0.0.1:${httpsPort}`,
       httpsPort,

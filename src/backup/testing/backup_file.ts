@@ -4,6 +4,7 @@
  * test files, src/store/testing/backup_contract.ts: the store sits below this layer).
  */
 import type { Store } from "../../store/store.ts";
+import { concatBytes } from "../../util/bytes.ts";
 import { BackupEncoder } from "../encode.ts";
 import { readBackup, verifyBackup } from "../reader.ts";
 import { type BackupHeader, type BackupRecord, headerSchema } from "../records.ts";
@@ -17,7 +18,7 @@ export function backupFile(
   createdAt = 1_000,
 ): Uint8Array {
   const encoder = new BackupEncoder();
-  return concat([
+  return concatBytes([
     encoder.header(source, createdAt),
     ...records.map((r) => encoder.record(r)),
     encoder.trailer(),
@@ -29,16 +30,6 @@ export function fileStream(bytes: Uint8Array, chunk = bytes.length || 1): Readab
   const parts: Uint8Array[] = [];
   for (let at = 0; at < bytes.length; at += chunk) parts.push(bytes.slice(at, at + chunk));
   return ReadableStream.from(parts);
-}
-
-export function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 /**

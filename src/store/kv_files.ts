@@ -6,12 +6,7 @@
 import type { FileQuota, FileSection, FileStore, PutFileResult, StoredFile } from "./store.ts";
 import { commitChecked } from "./kv_atomic.ts";
 import { kvKeys } from "./kv_keys.ts";
-import { concatBytes } from "../util/bytes.ts";
-
-/** A KV value holds at most 64 KiB: file bytes and serialized sections are cut into chunks of this size. */
-const FILE_CHUNK_BYTES = 60_000;
-/** Chunks per atomic write (Deno KV caps the total size of one atomic operation at 800 KiB). */
-const CHUNKS_PER_COMMIT = 10;
+import { deleteChunks, readChunks, writeChunks } from "./kv_chunks.ts";
 
 interface QuotaEntry {
   id: string;
@@ -33,13 +28,13 @@ export class KvFiles implements FileStore {
   ): Promise<PutFileResult> {
     if (!(await this.#takeQuota(file, quota))) return "quota_exceeded";
     try {
-      await this.#writeChunks(file, "data", data);
-      await this.#writeChunks(file, "sections", sectionsJson);
+      await writeChunks(this.kv, kvKeys.fileChunks(file.id, "data"), data, file.expiresAt);
+      await writeChunks(this.kv, kvKeys.fileChunks(file.id, "sections"), sectionsJson, file.expiresAt);
       // The metadata goes last: until it exists the file is invisible, so nothing is ever half-stored.
       await this.kv.set(kvKeys.file(file.keyId, file.id), file, { expireIn: expireIn(file) });
       return "ok";
     } catch (err) {
-      await this.#deleteChunks(file.id).catch(() => {});
+      await deleteChunks(this.kv, kvKeys.fileChunkPrefix(file.id)).catch(() => {});
       await this.#releaseQuota(file.keyId, file.id).catch(() => {});
       throw err;
     }
@@ -62,11 +57,11 @@ export class KvFiles implements FileStore {
   }
 
   getFileData(file: StoredFile): Promise<Uint8Array> {
-    return this.#readChunks(file.id, "data");
+    return readChunks(this.kv, kvKeys.fileChunks(file.id, "data"));
   }
 
   async getFileSections(file: StoredFile): Promise<FileSection[]> {
-    const bytes = await this.#readChunks(file.id, "sections");
+    const bytes = await readChunks(this.kv, kvKeys.fileChunks(file.id, "sections"));
     return bytes.byteLength === 0 ? [] : JSON.parse(new TextDecoder().decode(bytes)) as FileSection[];
   }
 
@@ -82,7 +77,7 @@ export class KvFiles implements FileStore {
       // A concurrent delete of the same file wins; anything else (a parallel upload) retries.
       if ((await this.kv.get(metaKey)).value === null) return false;
     }
-    await this.#deleteChunks(id);
+    await deleteChunks(this.kv, kvKeys.fileChunkPrefix(id));
     return true;
   }
 
@@ -108,39 +103,6 @@ export class KvFiles implements FileStore {
       const op = this.kv.atomic().check(q).set(key, { files: q.value.files.filter((f) => f.id !== id) });
       if (await commitChecked(op)) return;
     }
-  }
-
-  async #writeChunks(file: StoredFile, part: "data" | "sections", bytes: Uint8Array): Promise<void> {
-    const count = Math.ceil(bytes.byteLength / FILE_CHUNK_BYTES);
-    for (let i = 0; i < count; i += CHUNKS_PER_COMMIT) {
-      const op = this.kv.atomic();
-      for (let n = i; n < Math.min(count, i + CHUNKS_PER_COMMIT); n++) {
-        const chunk = bytes.slice(n * FILE_CHUNK_BYTES, (n + 1) * FILE_CHUNK_BYTES);
-        op.set(kvKeys.fileChunk(file.id, part, n), chunk, { expireIn: expireIn(file) });
-      }
-      if (!(await op.commit()).ok) throw new Error("kv chunk write failed");
-    }
-  }
-
-  async #readChunks(id: string, part: "data" | "sections"): Promise<Uint8Array> {
-    const chunks: Uint8Array[] = [];
-    for await (const e of this.kv.list<Uint8Array>({ prefix: [...kvKeys.fileChunkPrefix(id), part] })) {
-      chunks.push(e.value);
-    }
-    return chunks.length === 0 ? new Uint8Array(0) : concatBytes(chunks);
-  }
-
-  async #deleteChunks(id: string): Promise<void> {
-    let op = this.kv.atomic();
-    let n = 0;
-    for await (const e of this.kv.list({ prefix: kvKeys.fileChunkPrefix(id) })) {
-      op.delete(e.key);
-      if (++n % 500 === 0) {
-        await op.commit();
-        op = this.kv.atomic();
-      }
-    }
-    await op.commit();
   }
 }
 

@@ -31,6 +31,8 @@ const OWN_PARTS = [
   "key_owner",
   "chat_key",
   "bot_update",
+  "idempotency",
+  "idempotency_body",
 ] as const;
 
 /** `name` as a document's or set's first key part; throws for a malformed name or one of the store's own. */
@@ -86,9 +88,9 @@ export const kvKeys = {
   /** File metadata, per key (listing a key's files is one prefix scan). */
   file: (keyId: string, fileId: string) => ["file", keyId, fileId] as const,
   filePrefix: (keyId: string) => ["file", keyId] as const,
-  /** Chunks (≤ 60,000 bytes each) of the original bytes ("data") and of the serialized sections ("sections"). */
-  fileChunk: (fileId: string, part: "data" | "sections", n: number) =>
-    ["file_chunk", fileId, part, n] as const,
+  /** Where the chunks (≤ 60,000 bytes each; chunk n under `[...prefix, n]`, kv_chunks.ts) of the original bytes
+   *  ("data") and of the serialized sections ("sections") are. */
+  fileChunks: (fileId: string, part: "data" | "sections") => ["file_chunk", fileId, part] as const,
   fileChunkPrefix: (fileId: string) => ["file_chunk", fileId] as const,
   /** Per-key quota record: the live files' ids, sizes and expiry, taken and released atomically. */
   fileQuota: (keyId: string) => ["file_quota", keyId] as const,
@@ -131,4 +133,9 @@ export const kvKeys = {
   chatKeyPrefix: (chatId: number) => ["chat_key", chatId] as const,
   /** A Telegram update id the bot handled, removed by KV after its lifetime. */
   botUpdate: (updateId: number) => ["bot_update", updateId] as const,
+  /** A gateway key's record of one Idempotency-Key (kv_idempotency.ts), removed by KV after its expiry. */
+  idempotency: (keyId: string, key: string) => ["idempotency", keyId, key] as const,
+  /** Where the chunks (chunk n under `[...prefix, n]`, kv_chunks.ts) of a kept answer's body are: under a fresh id
+   *  per finish, named by the done record only, removed by KV at the answer's expiry. */
+  idempotencyBody: (bodyId: string) => ["idempotency_body", bodyId] as const,
 };

@@ -15,6 +15,7 @@ import { KvPayments } from "./kv_payments.ts";
 import { KvDocuments } from "./kv_documents.ts";
 import { KvExpiringSets } from "./kv_expiring_sets.ts";
 import { KvCounters } from "./kv_counters.ts";
+import { KvIdempotency } from "./kv_idempotency.ts";
 import { KV_MIGRATIONS, type KvMigration, migrateKv } from "./kv_format.ts";
 import { KvBackup, SNAPSHOT_GUARDED } from "./kv_backup.ts";
 import { WriteGate } from "./write_gate.ts";
@@ -48,6 +49,7 @@ export class KvStore {
       documents,
       new KvExpiringSets(kv),
       new KvCounters(kv),
+      new KvIdempotency(kv),
       new KvBackup(kv, gate, this),
     ]);
     gate.guard(this, SNAPSHOT_GUARDED);

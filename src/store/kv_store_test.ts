@@ -9,6 +9,7 @@ import { leaseContract } from "./testing/lease_contract.ts";
 import { credit, ownedKey, payment, paymentContract } from "./testing/payment_contract.ts";
 import { entry } from "./testing/shop_contract.ts";
 import { sessionContract } from "./testing/session_contract.ts";
+import { idempotencyContract } from "./testing/idempotency_contract.ts";
 import { shopContract } from "./testing/shop_contract.ts";
 import { documentsContract } from "./testing/documents_contract.ts";
 import { type StoreBackend, storeContract } from "./testing/store_contract.ts";
@@ -52,6 +53,7 @@ leaseCommitContract(kv);
 documentsContract(kv);
 usageHoursContract(kv);
 sessionContract(kv);
+idempotencyContract(kv);
 shopContract(kv);
 paymentContract(kv);
 commitOnceContract(kv, 3); // the batch is cut into 3 atomics

@@ -375,6 +375,29 @@ ALTER TABLE keys
   DROP COLUMN theta_daily_requests;
 `,
   },
+  {
+    version: 13,
+    name: "idempotency keys",
+    sql: `
+-- A gateway key's Idempotency-Key (store.ts IdempotencyStore; pg_idempotency.ts): claimed by a process while
+-- its request runs ('running' under lease_until), then done with the answer's head (jsonb) and body (up to
+-- 8 MiB), both set in the one statement that makes it done; swept by expires_at.
+CREATE TABLE idempotency_keys (
+  key_id text COLLATE "C" NOT NULL,
+  idem_key text COLLATE "C" NOT NULL,
+  fingerprint text NOT NULL,
+  state text NOT NULL CHECK (state IN ('running', 'done')),
+  holder text NOT NULL,
+  lease_until bigint NOT NULL,
+  expires_at bigint NOT NULL,
+  answer jsonb,
+  body bytea,
+  PRIMARY KEY (key_id, idem_key),
+  CHECK ((state = 'done') = (answer IS NOT NULL AND body IS NOT NULL))
+);
+CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
+`,
+  },
 ];
 
 /**

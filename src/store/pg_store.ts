@@ -2,8 +2,8 @@
  * The store on Postgres (`DATABASE_URL=postgres://…`), with the same contract as the Deno KV store
  * (testing/store_contract.ts runs on both): one object per capability (store.ts), each in its own module,
  * composed (compose.ts). Money is added as deltas to `numeric(40,0)` counters in one statement per group
- * commit; the schema is versioned (pg_migrations.ts); expired files and set members are invisible at once and
- * deleted by a sweep (per key when listed, every store every SWEEP_MS).
+ * commit; the schema is versioned (pg_migrations.ts); expired files, set members and idempotency records are
+ * invisible at once and deleted by a sweep (per key when listed, every store every SWEEP_MS).
  */
 import type { Store } from "./store.ts";
 import { connect, naming, type Sql } from "./pg_connect.ts";
@@ -22,11 +22,12 @@ import { PgPayments } from "./pg_payments.ts";
 import { PgDocuments, schemaTag } from "./pg_documents.ts";
 import { PgExpiringSets, sweepMembers } from "./pg_expiring_sets.ts";
 import { PgCounters } from "./pg_counters.ts";
+import { PgIdempotency } from "./pg_idempotency.ts";
 import { PgBackup } from "./pg_backup.ts";
 import { Logger } from "../util/log.ts";
 
-/** How often every expired file, set member, lease, session and bot update is deleted (KV's `expireIn` does this
- *  by itself). */
+/** How often every expired file, set member, lease, session, bot update and idempotency record is deleted (KV's
+ *  `expireIn` does this by itself). */
 const SWEEP_MS = 60_000;
 
 /** Every capability's methods, bound from its object (compose.ts). */
@@ -54,6 +55,7 @@ export class PgStore {
       new PgDocuments(sql, tag, log),
       new PgExpiringSets(sql),
       new PgCounters(sql),
+      new PgIdempotency(sql),
       new PgBackup(sql, log),
     ]);
     this.#sweeper = setInterval(() => void this.sweep(Date.now()), SWEEP_MS);
@@ -84,8 +86,8 @@ export class PgStore {
     });
   }
 
-  /** Deletes every file, set member, lease, dashboard session and bot update expired at `now` (a batch each: the
-   *  next sweep takes the rest). An expired lease or session counts for nothing already (pg_ledger.ts, pg_sessions.ts);
+  /** Deletes every file, set member, lease, dashboard session, bot update and idempotency record (with its kept
+   *  answer) expired at `now` (a batch each: the next sweep takes the rest). An expired lease or session counts for nothing already (pg_ledger.ts, pg_sessions.ts);
    *  deleting it only keeps the table small. Batch ids older than BATCH_ID_TTL_MS go all at once: an index
    *  range that no writer locks (a commit only inserts a fresh id). */
   async sweep(now: number): Promise<void> {
@@ -103,6 +105,10 @@ export class PgStore {
       await this.sql`
         DELETE FROM bot_updates WHERE update_id IN (
           SELECT update_id FROM bot_updates WHERE expires_at <= ${now}
+          LIMIT ${SWEEP_BATCH} FOR UPDATE SKIP LOCKED)`;
+      await this.sql`
+        DELETE FROM idempotency_keys WHERE (key_id, idem_key) IN (
+          SELECT key_id, idem_key FROM idempotency_keys WHERE expires_at <= ${now}
           LIMIT ${SWEEP_BATCH} FOR UPDATE SKIP LOCKED)`;
       await this.sql`DELETE FROM commit_batches WHERE committed_at <= ${now - BATCH_ID_TTL_MS}`;
     } catch (err) {

@@ -16,6 +16,7 @@ import { leaseContract } from "./testing/lease_contract.ts";
 import { T } from "./testing/lease_fixtures.ts";
 import { paymentContract } from "./testing/payment_contract.ts";
 import { sessionContract } from "./testing/session_contract.ts";
+import { idempotencyContract } from "./testing/idempotency_contract.ts";
 import { shopContract } from "./testing/shop_contract.ts";
 import { documentsContract } from "./testing/documents_contract.ts";
 import { type StoreBackend, storeContract } from "./testing/store_contract.ts";
@@ -59,6 +60,7 @@ leaseCommitContract(postgres);
 documentsContract(postgres);
 usageHoursContract(postgres);
 sessionContract(postgres);
+idempotencyContract(postgres);
 shopContract(postgres);
 paymentContract(postgres);
 commitOnceContract(postgres, 1); // one statement

@@ -239,6 +239,83 @@ export interface WindowCounters {
   ): Promise<"ok" | "hour" | "day">;
 }
 
+/** The head of a finished answer kept for replay (docs/idempotency.md). */
+export interface StoredAnswerHead {
+  status: number;
+  /** The answer's headers as sent, in order (names lower-case). */
+  headers: [string, string][];
+  /** The body is an event stream (replayed from its first event) rather than one JSON document. */
+  stream: boolean;
+  /** The body's length in bytes. */
+  bytes: number;
+}
+
+/** A keyed request's record: claimed by a process while it runs, then done with its answer. */
+export interface IdempotencyRecord {
+  /** SHA-256 (hex) of the request's surface, path and parsed body: a retry must match it. */
+  fingerprint: string;
+  state: "running" | "done";
+  /** The process that claimed it (running) or finished it (done). */
+  holder: string;
+  /** Running: the claim holds until then unless renewed (a process that died stops renewing). Unix ms. */
+  leaseUntil: number;
+  /** The record and its answer are gone from then on (never returned at or after it). Unix ms. */
+  expiresAt: number;
+  /** Done: the answer's head (its body: idempotentBody). */
+  answer?: StoredAnswerHead;
+}
+
+export type IdempotencyClaim =
+  | { claimed: true }
+  | { claimed: false; record: IdempotencyRecord };
+
+/**
+ * Idempotency keys per gateway key (docs/idempotency.md): claimed atomically across processes, a finished
+ * answer (head and body, up to 8 MiB) kept until its expiry so a retry on any process, or after a restart,
+ * replays it. `key` is up to 255 visible ASCII characters (the caller validates it). KV: kv_idempotency.ts;
+ * Postgres: pg_idempotency.ts.
+ */
+export interface IdempotencyStore {
+  /**
+   * In one atomic step against every other call on the same (keyId, key): when there is no record, or it expired
+   * at `now`, or it is running under a lease that ended at `now` (its holder died), writes a running record
+   * (`fingerprint`, `holder`, leaseUntil = now + leaseMs, expiresAt = now + ttlMs) and answers claimed;
+   * otherwise answers the record as stored, writing nothing.
+   */
+  claimIdempotency(
+    keyId: string,
+    key: string,
+    claim: { fingerprint: string; holder: string; now: number; leaseMs: number; ttlMs: number },
+  ): Promise<IdempotencyClaim>;
+  /** The record not expired at `now`, or null. */
+  getIdempotency(keyId: string, key: string, now: number): Promise<IdempotencyRecord | null>;
+  /** Extends the holder's running claim to now + leaseMs; false (nothing written) when it is not the holder's
+   *  running record any more, or the record expired at `now`. A lease that ended but was not claimed by another
+   *  holder yet is extended: the holder still runs the request. */
+  renewIdempotency(
+    keyId: string,
+    key: string,
+    holder: string,
+    now: number,
+    leaseMs: number,
+  ): Promise<boolean>;
+  /**
+   * The holder's running record becomes done with `head` and `body` (head.bytes === body.length, else
+   * RangeError), kept until `expiresAt`; the body is visible only once the record says done (written first, in
+   * chunks on KV). False (nothing visible written) when it is not the holder's running record any more.
+   */
+  finishIdempotency(
+    keyId: string,
+    key: string,
+    holder: string,
+    answer: { head: StoredAnswerHead; body: Uint8Array; expiresAt: number },
+  ): Promise<boolean>;
+  /** The body of the done record not expired at `now`, or null. */
+  idempotentBody(keyId: string, key: string, now: number): Promise<Uint8Array | null>;
+  /** Deletes the holder's running record (the request was refused: nothing is kept); nothing otherwise. */
+  releaseIdempotency(keyId: string, key: string, holder: string): Promise<void>;
+}
+
 /** What a backup reads (src/backup/snapshot.ts): every record of money and identity. */
 export type SnapshotReads = Pick<
   Store,
@@ -297,6 +374,7 @@ export type Store =
   & SharedDocuments
   & ExpiringSets
   & WindowCounters
+  & IdempotencyStore
   & BackupStore
   & {
     /** Ends the store's connections (and releases the KV file's lock, open.ts). */

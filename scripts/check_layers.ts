@@ -13,7 +13,7 @@ const LAYERS: string[][] = [
   ["request"], // what a handler reads and answers with
   ["telemetry"], // what a request did: its metrics and log line
   ["families"], // app services, each layer using only those below it
-  ["billing", "auth", "upstream", "shop", "backup"], // shop: the key shop's operations; backup: snapshot, restore
+  ["billing", "auth", "upstream", "shop", "backup", "idempotency"], // shop: the key shop; backup: snapshot, restore
   ["accounts"],
   ["documents"], // text of uploaded and fetched documents, in extraction processes (files and web use it)
   ["protocols", "store"],

@@ -14,6 +14,7 @@ import type { Logger } from "./util/log.ts";
 import type { GcraLimiter } from "./util/rate_limiter.ts";
 import type { Serial } from "./util/serial.ts";
 import type { SingleFlight } from "./util/single_flight.ts";
+import type { KeyedRuns } from "./idempotency/keyed_runs.ts";
 
 export interface App {
   config: Config;
@@ -39,6 +40,8 @@ export interface App {
   upstreams: UpstreamTargets;
   /** The upstream calls' HTTP client (src/upstream/http_client.ts). */
   upstreamFetch: UpstreamFetch;
+  /** The keyed requests (Idempotency-Key) running in this gateway and their bytes (docs/idempotency.md). */
+  keyedRuns: KeyedRuns;
   /** This process's in-flight upstream generation requests and their bound (docs/api.md "Errors"). */
   slots: CapacitySlots;
   /**

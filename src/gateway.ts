@@ -22,6 +22,7 @@ import { simulatorTargets, targetsFromConfig } from "./families/upstreams.ts";
 import { GatewayMetrics } from "./telemetry/metrics.ts";
 import { Logger, type LogSink } from "./util/log.ts";
 import { CapacitySlots } from "./upstream/capacity_slots.ts";
+import { KeyedRuns } from "./idempotency/keyed_runs.ts";
 import { upstreamHttp } from "./upstream/http_client.ts";
 
 export interface Gateway {
@@ -97,6 +98,11 @@ export async function startGateway(
       : targetsFromConfig(config, families.policies),
     upstreamFetch: http.fetch,
     slots: new CapacitySlots(config.MAX_INFLIGHT_UPSTREAM, config.PRIORITY_SLOT_SHARE),
+    keyedRuns: new KeyedRuns(`gw_${crypto.randomUUID()}`, {
+      detachMs: config.IDEMPOTENCY_DETACH_MS,
+      maxBytes: config.IDEMPOTENCY_MAX_BUFFER_BYTES,
+      maxTotalBytes: config.IDEMPOTENCY_MAX_TOTAL_BYTES,
+    }),
     metrics,
     log,
     draining: false,

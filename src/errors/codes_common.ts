@@ -81,6 +81,19 @@ export const COMMON_CODES = {
     "Отправьте JSON-объект в фигурных скобках.",
   ),
   invalid_request: bad("Запрос некорректен.", "Исправьте поле, указанное в param."),
+  idempotency_key_reused: {
+    status: 409,
+    type: "invalid_request_error",
+    message: "Этот Idempotency-Key уже использован для другого запроса.",
+    action: "Для нового запроса возьмите новый Idempotency-Key; повтор должен совпадать с первым запросом.",
+  },
+  idempotency_replay_unavailable: {
+    status: 409,
+    type: "invalid_request_error",
+    message: "Ответ на запрос с этим Idempotency-Key слишком велик, чтобы повторить его целиком.",
+    action: "Отправьте запрос заново с новым Idempotency-Key.",
+  },
+
   unsupported_parameter: bad(
     "Параметр не поддерживается на этой поверхности или модели.",
     "Уберите параметр, указанный в param.",

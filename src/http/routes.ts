@@ -26,7 +26,8 @@ import { home, setTheta } from "../dashboard/overview.ts";
 import { requestsPage } from "../dashboard/requests_page.ts";
 import { login, logout } from "../dashboard/sign_in.ts";
 import { usagePage } from "../dashboard/usage_page.ts";
-import { generate, type SurfaceRoute } from "../engine/generate.ts";
+import type { SurfaceRoute } from "../engine/generate.ts";
+import { generateOnce } from "../engine/idempotent.ts";
 import { deleteFile, getFile, getFileContent, listFiles, postFile } from "../files/handlers.ts";
 import type { Envelope } from "../errors/render.ts";
 import { getUsage, getUsageRequests } from "../usage/handlers.ts";
@@ -43,7 +44,7 @@ type SessionHandler = (app: App, ctx: SessionContext) => Response | Promise<Resp
 
 const only = (family: Family | undefined) => family ? { onlyFamily: family } : {};
 const surface = (s: SurfaceRoute["surface"], family: Family | undefined): KeyHandler => (app, ctx) =>
-  generate(app, ctx, { surface: s, ...only(family) });
+  generateOnce(app, ctx, { surface: s, ...only(family) });
 const counting = (family: Family | undefined): KeyHandler => (app, ctx) =>
   countTokens(app, ctx, { surface: "anthropic", ...only(family) });
 

@@ -1,5 +1,5 @@
 /** The HTTP layer: request id, routing, and the one place errors become responses. */
-import { StoreUnavailableError } from "../store/unavailable.ts";
+import { asGatewayError } from "../request/as_gateway_error.ts";
 import { type App, SIMULATED_HEADER, WORKER_HEADER } from "../app.ts";
 import { requireAdmin } from "../auth/admin_token.ts";
 import { authenticate } from "../auth/authenticate.ts";
@@ -103,11 +103,4 @@ export function createHandler(app: App): GatewayHandler {
       leave?.(); // an open stream stays counted through its hold (generate.ts)
     }
   };
-}
-
-/** What a failure answers: its own code; a store that cannot be reached is 503 (spec §7.2), anything else 500. */
-function asGatewayError(err: unknown): GatewayError {
-  if (err instanceof GatewayError) return err;
-  if (err instanceof StoreUnavailableError) return new GatewayError("service_unavailable", { retryAfter: 1 });
-  return new GatewayError("internal_error");
 }

@@ -88,6 +88,11 @@ export class RequestTrace {
     this.#upstreamDone();
   }
 
+  /** What the request's settlement charged so far, pico-USD (0 before it settled). */
+  get charged(): bigint {
+    return this.#row?.charged ?? 0n;
+  }
+
   /** The answer is a stream that has gone out: the request ends with it (`end` from the pipeline). */
   endsWithStream(): void {
     if (this.#ended || this.#streaming) return;

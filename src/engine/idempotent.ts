@@ -23,9 +23,13 @@ const POLL_MS = 100;
 /** A retry that found the key changing under it this many times gives up (a run failing again and again). */
 const MAX_ATTEMPTS = 8;
 
-export async function generateOnce(app: App, ctx: KeyContext, route: SurfaceRoute): Promise<Response> {
+export function generateOnce(app: App, ctx: KeyContext, route: SurfaceRoute): Promise<Response> {
   const key = idempotencyKey(ctx.req.headers);
-  if (key === undefined) return await generate(app, ctx, route);
+  // Without the header: `generate` itself, not one more frame or await on the way.
+  return key === undefined ? generate(app, ctx, route) : keyed(app, ctx, route, key);
+}
+
+async function keyed(app: App, ctx: KeyContext, route: SurfaceRoute, key: string): Promise<Response> {
   const raw = await readBodyBytes(ctx.req, app.config.BODY_LIMIT_BYTES);
   const fingerprint = requestFingerprint(route.surface, ctx.url.pathname, raw);
   const keyId = ctx.account.rec.id;

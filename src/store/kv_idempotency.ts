@@ -6,6 +6,7 @@
  * over meanwhile leaves only chunks no record names (deleted at once, else removed by KV at their expiry).
  * Record and chunks carry KV's own expiry, a lower bound: a read checks `expiresAt` too.
  */
+import { checkAnswerLength } from "./idempotent_answer.ts";
 import type { IdempotencyClaim, IdempotencyRecord, IdempotencyStore, StoredAnswerHead } from "./store.ts";
 import { commitChecked, optimistic } from "./kv_atomic.ts";
 import { deleteChunks, readChunks, writeChunks } from "./kv_chunks.ts";
@@ -77,9 +78,7 @@ export class KvIdempotency implements IdempotencyStore {
     answer: { head: StoredAnswerHead; body: Uint8Array; expiresAt: number },
   ): Promise<boolean> {
     const { head, body, expiresAt } = answer;
-    if (head.bytes !== body.byteLength) {
-      throw new RangeError(`idempotent answer of ${body.byteLength} bytes, its head says ${head.bytes}`);
-    }
+    checkAnswerLength(head, body);
     const at = kvKeys.idempotency(keyId, key);
     if (!runningFor((await this.kv.get<StoredRecord>(at)).value, holder)) return false;
     const bodyId = crypto.randomUUID();

@@ -4,6 +4,7 @@
  * done row holds the answer's head and body, set in the statement that makes it done. An expired row is
  * invisible at once and deleted by the store's sweep (pg_store.ts).
  */
+import { checkAnswerLength } from "./idempotent_answer.ts";
 import type { JSONValue } from "postgres";
 import type { Sql } from "./pg_connect.ts";
 import type { IdempotencyClaim, IdempotencyRecord, IdempotencyStore, StoredAnswerHead } from "./store.ts";
@@ -72,9 +73,7 @@ export class PgIdempotency implements IdempotencyStore {
     answer: { head: StoredAnswerHead; body: Uint8Array; expiresAt: number },
   ): Promise<boolean> {
     const { head, body, expiresAt } = answer;
-    if (head.bytes !== body.byteLength) {
-      throw new RangeError(`idempotent answer of ${body.byteLength} bytes, its head says ${head.bytes}`);
-    }
+    checkAnswerLength(head, body);
     const stored = { status: head.status, headers: head.headers, stream: head.stream, bytes: head.bytes };
     const done = await this.sql`
       UPDATE idempotency_keys

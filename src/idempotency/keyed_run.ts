@@ -140,13 +140,22 @@ export class KeyedRun {
         this.#bytes += chunk.byteLength;
       }
     }
+    let cut = false;
     for (const l of this.#listeners) {
       l.queue.push(chunk);
       l.queued += chunk.byteLength;
-      // A client that stops reading is not given unbounded memory: it is cut, as a client that left.
-      if (l.queued > this.limits.maxBytes) l.error = new Error("the client does not read its answer");
+      // A client that stops reading is not given unbounded memory: it is cut, as a client that left — its
+      // queue dropped and no more queued for it now, not at its next read (a stalled client never reads).
+      if (l.queued > this.limits.maxBytes) {
+        l.error = new Error("the client does not read its answer");
+        l.queue = [];
+        l.queued = 0;
+        this.#listeners.delete(l);
+        cut = true;
+      }
       l.wake?.();
     }
+    if (cut) this.#leave();
   }
 
   /** The answer is over a bound: what was kept goes, and no retry is given a part of it. */
@@ -171,7 +180,14 @@ export class KeyedRun {
   }
 
   #listen(): ReadableStream<Uint8Array> {
-    const l: Listener = { queue: this.#chunks ? [...this.#chunks] : [], queued: 0, wake: null, error: null };
+    // What was kept so far is the client's to read first, and counts in its queue.
+    const kept = this.#chunks;
+    const l: Listener = {
+      queue: kept ? [...kept] : [],
+      queued: kept ? this.#bytes : 0,
+      wake: null,
+      error: null,
+    };
     this.#listeners.add(l);
     return new ReadableStream<Uint8Array>({
       pull: async (c) => {

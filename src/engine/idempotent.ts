@@ -88,6 +88,8 @@ async function runFirst(
   const store = app.store;
   const clientGone = ctx.req.signal;
   const run = runs.start(keyId, key, req.fingerprint);
+  // A graceful shutdown waits for the answer to be stored (or the claim released): the store closes after it.
+  const leave = app.inflight.enter();
   const leaseMs = app.config.IDEMPOTENCY_LEASE_MS;
   const renewal = setInterval(() => {
     store.renewIdempotency(keyId, key, runs.holder, app.now(), leaseMs).catch(() => {});
@@ -109,6 +111,7 @@ async function runFirst(
       run.fail(err);
       runs.end(keyId, key, run);
       await store.releaseIdempotency(keyId, key, runs.holder).catch(() => {});
+      leave();
       throw err;
     }
     // Charged and failed (a run limit's cut): that answer is the request's, kept like any other.
@@ -132,6 +135,7 @@ async function runFirst(
       });
     } finally {
       runs.end(keyId, key, run);
+      leave();
     }
   });
   const mine = await run.attach(clientGone, true);

@@ -90,7 +90,8 @@ export const COMMON_CODES = {
   idempotency_replay_unavailable: {
     status: 409,
     type: "invalid_request_error",
-    message: "Ответ на запрос с этим Idempotency-Key слишком велик, чтобы повторить его целиком.",
+    message:
+      "Ответ на запрос с этим Idempotency-Key не сохранён целиком: он слишком велик или был прерван, когда клиентов не осталось.",
     action: "Отправьте запрос заново с новым Idempotency-Key.",
   },
 

@@ -110,7 +110,7 @@ async function assertUnavailable(surface: Surface, res: Response, where: string)
   assert.equal(error.action, "Отправьте запрос заново с новым Idempotency-Key.", where);
   assert.ok(
     error.message.startsWith(
-      "Ответ на запрос с этим Idempotency-Key слишком велик, чтобы повторить его целиком.",
+      "Ответ на запрос с этим Idempotency-Key не сохранён целиком: он слишком велик или был прерван, когда клиентов не осталось.",
     ),
     `${where}: ${error.message}`,
   );

@@ -14,7 +14,15 @@
  */
 import { envNum } from "./env.ts";
 import { benchEstimate } from "./estimate_bench.ts";
-import { sectionOf, SHARED_HEADING, SOAK_HEADING, THETA_HEADING, withSection } from "./sections.ts";
+import {
+  IDEMPOTENCY_HEADING,
+  sectionOf,
+  SHARED_HEADING,
+  SOAK_HEADING,
+  THETA_HEADING,
+  withSection,
+} from "./sections.ts";
+import { benchIdempotency, idempotencySection } from "./idempotency_bench.ts";
 import { benchSharedStores, type SharedResult, sharedSection } from "./shared_stores.ts";
 import { benchSideBySide, sideOptionsFromEnv, type SideResult, withSideSections } from "./side_by_side.ts";
 import { benchMemberSplice, benchSystemPrefix } from "./system_prefix_bench.ts";
@@ -161,6 +169,9 @@ log("group commit lag at 2,000 settlements/s on a KV file");
 log("theta account queue: AccountPool in-process on KV and Postgres");
 const theta = await benchThetaQueue({ log, command: commandLine(seconds) });
 
+log("Idempotency-Key: CPU per keyed request, heap per keyed stream");
+const idem = await benchIdempotency({ log, seconds, command: commandLine(seconds) });
+
 // File extraction: each case in a fresh subprocess, one at a time, before the HTTP load.
 const files = await benchFiles(log);
 rows.push(...files.rows);
@@ -242,7 +253,8 @@ const withShared = withSection(
   SHARED_HEADING,
   sharedSection(shared, previous),
 );
-const doc = withSideSections(soak ? withSection(withShared, SOAK_HEADING, soak) : withShared, side, previous);
+const withIdem = withSection(withShared, IDEMPOTENCY_HEADING, idempotencySection(idem, previous));
+const doc = withSideSections(soak ? withSection(withIdem, SOAK_HEADING, soak) : withIdem, side, previous);
 console.log(table(rows));
 console.log("");
 console.log(cpuTable(cpu));

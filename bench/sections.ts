@@ -31,3 +31,5 @@ export const SHARED_HEADING = "Shared stores: KV file vs Postgres vs WORKERS=2";
 export const THETA_HEADING = "Theta account queue: KV vs Postgres";
 /** Written by bench/side_by_side.ts (part of `deno task bench`, or alone). */
 export const SIDE_HEADING = "Side by side under wrk: mock, bare Deno proxy, gateway";
+/** Written by bench/idempotency_bench.ts (part of `deno task bench`, or alone). */
+export const IDEMPOTENCY_HEADING = "Idempotency-Key: what a key costs";

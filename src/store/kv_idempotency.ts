@@ -1,8 +1,8 @@
 /**
  * Idempotency keys on Deno KV (store.ts IdempotencyStore): a key's record in one value under (keyId, key),
  * claimed, renewed, finished and released by checked writes (kv_atomic.ts), so processes sharing a KV file agree.
- * A finished answer's body is kept in chunks (kv_chunks.ts) under a fresh id that only the done record names,
- * written before it: the body is visible only once the record says done, and a holder whose claim was taken
+ * A finished answer's body is kept in the done record when small (INLINE_BYTES), else in chunks (kv_chunks.ts)
+ * under a fresh id that only the done record names, written before it: the body is visible only once the record says done, and a holder whose claim was taken
  * over meanwhile leaves only chunks no record names (deleted at once, else removed by KV at their expiry).
  * Record and chunks carry KV's own expiry, a lower bound: a read checks `expiresAt` too.
  */
@@ -12,10 +12,15 @@ import { commitChecked, optimistic } from "./kv_atomic.ts";
 import { deleteChunks, readChunks, writeChunks } from "./kv_chunks.ts";
 import { kvKeys } from "./kv_keys.ts";
 
-/** The stored value: the record and, once done, the id its body's chunks are under. */
+/** The stored value: the record and, once done, its body — in the record when small, else the id of its chunks. */
 interface StoredRecord extends IdempotencyRecord {
   bodyId?: string;
+  body?: Uint8Array;
 }
+
+/** A body up to this long goes in the done record itself (one write, one read; a KV value holds 64 KiB, the
+ *  record's head and headers included). */
+const INLINE_BYTES = 32 * 1024;
 
 export class KvIdempotency implements IdempotencyStore {
   constructor(private readonly kv: Deno.Kv) {}
@@ -27,20 +32,24 @@ export class KvIdempotency implements IdempotencyStore {
   ): Promise<IdempotencyClaim> {
     const at = kvKeys.idempotency(keyId, key);
     const { now } = claim;
+    const running: IdempotencyRecord = {
+      fingerprint: claim.fingerprint,
+      state: "running",
+      holder: claim.holder,
+      leaseUntil: now + claim.leaseMs,
+      expiresAt: now + claim.ttlMs,
+    };
+    const expireIn = Math.max(1, claim.ttlMs);
     return optimistic<IdempotencyClaim>("idempotency claim", async () => {
+      // A new key, the usual case: one write under the check that there is no record.
+      const blind = this.kv.atomic().check({ key: at, versionstamp: null }).set(at, running, { expireIn });
+      if (await commitChecked(blind)) return { value: { claimed: true } };
       const found = await this.kv.get<StoredRecord>(at);
       const held = found.value;
       if (held !== null && held.expiresAt > now && (held.state === "done" || held.leaseUntil > now)) {
         return { value: { claimed: false, record: recordOf(held) } };
       }
-      const running: IdempotencyRecord = {
-        fingerprint: claim.fingerprint,
-        state: "running",
-        holder: claim.holder,
-        leaseUntil: now + claim.leaseMs,
-        expiresAt: now + claim.ttlMs,
-      };
-      const op = this.kv.atomic().check(found).set(at, running, { expireIn: Math.max(1, claim.ttlMs) });
+      const op = this.kv.atomic().check(found).set(at, running, { expireIn });
       return await commitChecked(op) ? { value: { claimed: true } } : null;
     });
   }
@@ -80,11 +89,12 @@ export class KvIdempotency implements IdempotencyStore {
     const { head, body, expiresAt } = answer;
     checkAnswerLength(head, body);
     const at = kvKeys.idempotency(keyId, key);
-    if (!runningFor((await this.kv.get<StoredRecord>(at)).value, holder)) return false;
-    const bodyId = crypto.randomUUID();
+    const inline = body.byteLength <= INLINE_BYTES;
+    if (!inline && !runningFor((await this.kv.get<StoredRecord>(at)).value, holder)) return false;
+    const bodyId = inline ? undefined : crypto.randomUUID();
     let done = false;
     try {
-      await writeChunks(this.kv, kvKeys.idempotencyBody(bodyId), body, expiresAt);
+      if (bodyId !== undefined) await writeChunks(this.kv, kvKeys.idempotencyBody(bodyId), body, expiresAt);
       done = await optimistic("idempotency finish", async () => {
         const found = await this.kv.get<StoredRecord>(at);
         const held = found.value;
@@ -94,7 +104,7 @@ export class KvIdempotency implements IdempotencyStore {
           state: "done",
           expiresAt,
           answer: { status: head.status, headers: head.headers, stream: head.stream, bytes: head.bytes },
-          bodyId,
+          ...(bodyId === undefined ? { body } : { bodyId }),
         };
         const op = this.kv.atomic().check(found).set(at, record, {
           expireIn: Math.max(1, expiresAt - Date.now()),
@@ -103,16 +113,18 @@ export class KvIdempotency implements IdempotencyStore {
       });
     } finally {
       // Chunks no record names; were this delete to fail, KV removes them at their expiry.
-      if (!done) await deleteChunks(this.kv, kvKeys.idempotencyBody(bodyId)).catch(() => {});
+      if (!done && bodyId !== undefined) {
+        await deleteChunks(this.kv, kvKeys.idempotencyBody(bodyId)).catch(() => {});
+      }
     }
     return done;
   }
 
   async idempotentBody(keyId: string, key: string, now: number): Promise<Uint8Array | null> {
     const held = (await this.kv.get<StoredRecord>(kvKeys.idempotency(keyId, key))).value;
-    if (held === null || held.state !== "done" || held.expiresAt <= now || held.bodyId === undefined) {
-      return null;
-    }
+    if (held === null || held.state !== "done" || held.expiresAt <= now) return null;
+    if (held.body !== undefined) return held.body;
+    if (held.bodyId === undefined) return null;
     const body = await readChunks(this.kv, kvKeys.idempotencyBody(held.bodyId));
     // Chunks KV already removed (the answer's expiry passed on its clock): no answer rather than part of one.
     return body.byteLength === held.answer?.bytes ? body : null;
@@ -132,8 +144,8 @@ function runningFor(held: StoredRecord | null, holder: string): held is StoredRe
   return held !== null && held.state === "running" && held.holder === holder;
 }
 
-/** The record as the store answers it (without the id of its body's chunks). */
+/** The record as the store answers it (without its body or the id of its chunks). */
 function recordOf(held: StoredRecord): IdempotencyRecord {
-  const { bodyId: _bodyId, ...record } = held;
+  const { bodyId: _bodyId, body: _body, ...record } = held;
   return record;
 }

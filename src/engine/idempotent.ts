@@ -166,17 +166,20 @@ async function replayStored(
   rec: IdempotencyRecord,
 ): Promise<Response | null> {
   const body = await app.store.idempotentBody(keyId, key, app.now());
-  return body && rec.answer ? replayed(rec.answer, body as Uint8Array<ArrayBuffer>) : null;
+  return body && rec.answer ? replayed(rec.answer, body) : null;
 }
 
-function replayed(head: StoredAnswerHead, body: BodyInit): Response {
+/** An answer's body: bytes (a whole JSON answer, a stored one) or a stream read from a run. */
+type AnswerBody = Uint8Array | ReadableStream<Uint8Array>;
+
+function replayed(head: StoredAnswerHead, body: AnswerBody): Response {
   return answerOf(head, body, { [REPLAYED_HEADER]: "true" });
 }
 
-function answerOf(head: StoredAnswerHead, body: BodyInit, extra: Record<string, string>): Response {
+function answerOf(head: StoredAnswerHead, body: AnswerBody, extra: Record<string, string>): Response {
   const headers = new Headers(head.headers);
   for (const [name, value] of Object.entries(extra)) headers.set(name, value);
-  return new Response(body, { status: head.status, headers });
+  return new Response(body as BodyInit, { status: head.status, headers });
 }
 
 /** The answer's head as kept: its length is the body's, known at the end. */

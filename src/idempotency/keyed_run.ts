@@ -59,7 +59,7 @@ export class KeyedRun {
   async attach(
     clientGone: AbortSignal,
     first: boolean,
-  ): Promise<{ head: StoredAnswerHead; body: ReadableStream<Uint8Array> } | null> {
+  ): Promise<{ head: StoredAnswerHead; body: ReadableStream<Uint8Array> | Uint8Array } | null> {
     this.#clearDetach();
     if (this.#head === null && this.#failure === null) await this.#awaitHead(clientGone);
     if (this.#failure) throw this.#failure.err;
@@ -67,7 +67,15 @@ export class KeyedRun {
       this.#leave();
       return null;
     }
-    return { head: this.#head!, body: this.#listen() };
+    const head = this.#head!;
+    const body = this.#listen();
+    if (head.stream) return { head, body };
+    // A JSON answer is whole once its head is known: given as bytes once read (a fixed length, no chunked
+    // answer), unless it was not kept whole — then its listener has every byte.
+    const end = await this.ended;
+    if (!end?.body) return { head, body };
+    await body.cancel();
+    return { head, body: end.body };
   }
 
   /** Waits for the head as one of the waiting clients; a client that leaves meanwhile counts as gone. */

@@ -72,15 +72,16 @@ async function readBytes(reader: ReadableStreamDefaultReader<Uint8Array>, n: num
   return got;
 }
 
-async function readAll(body: ReadableStream<Uint8Array>): Promise<string> {
-  return await within(new Response(body).text(), "the whole body");
+async function readAll(body: ReadableStream<Uint8Array> | Uint8Array): Promise<string> {
+  return await within(new Response(body as BodyInit).text(), "the whole body");
 }
 
-/** A client whose answer `attach` gave (the test fails if it was none). */
+/** A client whose answer `attach` gave (the test fails if it was none): a stream's answer is read as it comes. */
 async function client(run: KeyedRun, first: boolean, gone = stays()) {
   const got = await within(run.attach(gone, first), "attach");
   assert.ok(got, "attach gave an answer");
-  return got;
+  assert.ok(got.body instanceof ReadableStream, "a stream's answer is a stream");
+  return { head: got.head, body: got.body };
 }
 
 Deno.test("KeyedRun: a late client gets every byte so far, then the rest live; the answer is kept whole", async () => {
@@ -194,6 +195,7 @@ Deno.test("KeyedRun: a JSON answer (no body stream) ends at once; a client waiti
   run.start({ ...HEAD, stream: false }, null);
   const got = await within(waiting, "the head");
   assert.equal(got!.head.stream, false);
+  assert.ok(got!.body instanceof Uint8Array, "a whole JSON answer is given as bytes");
   assert.equal(await readAll(got!.body), "");
   assert.deepEqual(await within(run.ended, "ended"), {
     head: { ...HEAD, stream: false, bytes: 0 },

@@ -1,11 +1,12 @@
 /**
  * The gateway's main.ts (or MEM_PROBE_MAIN, e.g. ./bare_proxy.ts) with a memory probe beside it, for
  * bench/stream_rss.ts: every MEM_PROBE_MS (default 250) one JSON line with `Deno.memoryUsage()` and the size
- * and use of each V8 heap space is appended to MEM_PROBE_FILE. With `--v8-flags=--expose-gc`, SIGUSR2 runs a
+ * and use of each V8 heap space (and V8's own malloc, the bytes allocated so far) is appended to MEM_PROBE_FILE. With `--v8-flags=--expose-gc`, SIGUSR2 runs a
  * full collection first and logs what survives (the live set), marked `gc`. The probe lives here, not in
  * src/, so the gateway as it ships carries none of it.
  */
-import { getHeapSpaceStatistics } from "node:v8";
+import { Session } from "node:inspector";
+import { getHeapSpaceStatistics, getHeapStatistics } from "node:v8";
 
 const file = Deno.env.get("MEM_PROBE_FILE");
 if (file) {
@@ -18,7 +19,16 @@ if (file) {
       used[s.space_name] = s.space_used_size;
     }
     const t = Math.round(performance.now() - t0);
-    const line = JSON.stringify({ t, ...extra, ...Deno.memoryUsage(), spaces, used });
+    const h = getHeapStatistics() as ReturnType<typeof getHeapStatistics> & {
+      total_allocated_bytes?: number;
+    };
+    // What V8 itself mallocs (compiler zones and the like), and the bytes allocated on the heap so far.
+    const v8 = {
+      malloced: h.malloced_memory,
+      peakMalloced: h.peak_malloced_memory,
+      allocated: h.total_allocated_bytes,
+    };
+    const line = JSON.stringify({ t, ...extra, ...Deno.memoryUsage(), ...v8, spaces, used });
     Deno.writeTextFileSync(file, line + "\n", { append: true });
   };
   Deno.unrefTimer(setInterval(() => log({}), Number(Deno.env.get("MEM_PROBE_MS") ?? 250)));
@@ -27,6 +37,28 @@ if (file) {
     Deno.addSignalListener("SIGUSR2", () => {
       gc();
       log({ gc: true });
+    });
+  }
+  // MEM_PROBE_HEAP_SAMPLE=1: SIGUSR1 starts V8's sampling heap profiler (counting what is collected too, so
+  // the profile is what was allocated, by allocation site), the next SIGUSR1 writes it to MEM_PROBE_FILE.heapprofile.
+  if (Deno.env.get("MEM_PROBE_HEAP_SAMPLE") === "1") {
+    const session = new Session();
+    session.connect();
+    let sampling = false;
+    Deno.addSignalListener("SIGUSR1", () => {
+      if (!sampling) {
+        sampling = true;
+        session.post("HeapProfiler.startSampling", {
+          samplingInterval: 8192,
+          includeObjectsCollectedByMajorGC: true,
+          includeObjectsCollectedByMinorGC: true,
+        });
+        return;
+      }
+      sampling = false;
+      session.post("HeapProfiler.stopSampling", (err, r) => {
+        if (!err) Deno.writeTextFileSync(`${file}.heapprofile`, JSON.stringify(r.profile));
+      });
     });
   }
 }

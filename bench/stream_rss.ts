@@ -84,6 +84,7 @@ async function start(v: Variant, mockUrl: string, dir: string, probe: string): P
       "--allow-env",
       "--allow-write",
       "--allow-read",
+      "--allow-sys",
       ...flags,
       "bench/mem_probe.ts",
     ], {
@@ -121,6 +122,9 @@ async function start(v: Variant, mockUrl: string, dir: string, probe: string): P
 
 interface Sample {
   t: number;
+  malloced: number;
+  peakMalloced: number;
+  allocated?: number;
   /** Taken right after a full collection (SIGUSR2 with --expose-gc). */
   gc?: boolean;
   rss: number;
@@ -153,6 +157,37 @@ const splitOf = (s: Sample): Split => ({
 const usedBySpace = (s: Sample) =>
   Object.entries(s.used).filter(([, n]) => n > 0)
     .map(([k, n]) => `${k} ${f1(n / MiB)}/${f1((s.spaces[k] ?? 0) / MiB)}`).join(", ");
+
+interface ProfileNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: ProfileNode[];
+}
+
+/** The top allocation sites of a sampling heap profile, in KiB per stream (`streams` in its window). */
+function printAllocationSites(path: string, streams: number): void {
+  const sites = new Map<string, number>();
+  const files = new Map<string, number>();
+  let total = 0;
+  const walk = (n: ProfileNode) => {
+    const f = n.callFrame;
+    const site = `${f.functionName || "(anonymous)"} ${f.url.replace(/^.*\/(src|ext|bench)\//, "$1/")}:${
+      f.lineNumber + 1
+    }`;
+    sites.set(site, (sites.get(site) ?? 0) + n.selfSize);
+    const file = f.url.replace(/^.*\/(src|ext|bench)\//, "$1/") || "(builtins)";
+    files.set(file, (files.get(file) ?? 0) + n.selfSize);
+    total += n.selfSize;
+    n.children.forEach(walk);
+  };
+  walk((JSON.parse(Deno.readTextFileSync(path)) as { head: ProfileNode }).head);
+  console.log(`  sampled allocation: ${f1(total / streams / 1024)} KiB per stream; top sites:`);
+  const top = (m: Map<string, number>, n: number) =>
+    [...m].sort((a, b) => b[1] - a[1]).slice(0, n)
+      .map(([k, bytes]) => `    ${f1(bytes / streams / 1024).padStart(6)} KiB  ${k}`).join("\n");
+  console.log(top(sites, 25));
+  console.log(`  by file:\n${top(files, 15)}`);
+}
 
 interface Run {
   rps: number;
@@ -203,8 +238,13 @@ async function oneRun(v: Variant, mockUrl: string, dir: string): Promise<Run> {
     const gcAt = v.v8.includes("--expose-gc")
       ? setTimeout(() => Deno.kill(p.pid, "SIGUSR2"), SECONDS * 500)
       : undefined;
+    const heapSample = v.env.MEM_PROBE_HEAP_SAMPLE === "1";
+    const sampleAt = heapSample
+      ? [0.25, 0.75].map((f) => setTimeout(() => Deno.kill(p.pid, "SIGUSR1"), SECONDS * 1000 * f))
+      : [];
     const w = await runWrk({ ...run, seconds: SECONDS });
     clearTimeout(gcAt);
+    sampleAt.forEach(clearTimeout);
     sampling = false;
     await sampler;
     const end = await memoryOf(p.pid);
@@ -217,6 +257,7 @@ async function oneRun(v: Variant, mockUrl: string, dir: string): Promise<Run> {
       hwmMiB: end.hwmKiB / 1024,
     };
     await new Promise((r) => setTimeout(r, 300));
+    if (heapSample) printAllocationSites(`${probe}.heapprofile`, w.rps * SECONDS / 2);
     const lines = (await Deno.readTextFile(probe)).trim().split("\n").map((l) => JSON.parse(l) as Sample);
     // The probe's clock started with the process: its last sample is now.
     const last = lines[lines.length - 1]!.t;
@@ -225,6 +266,14 @@ async function oneRun(v: Variant, mockUrl: string, dir: string): Promise<Run> {
     const win = lines.filter((s) => s.t >= last - (performance.now() - t0) && s.t <= last - 300);
     const top = win.reduce((a, b) => (b.rss > a.rss ? b : a));
     console.log(`  at peak, used/size by space: ${usedBySpace(top)}`);
+    const [a, b] = [win[0]!, win[win.length - 1]!];
+    console.log(
+      `  V8 malloc at peak ${f1(top.malloced / MiB)} MiB (peak ${
+        f1(top.peakMalloced / MiB)
+      }); heap allocated ${
+        f1(((b.allocated ?? NaN) - (a.allocated ?? NaN)) / (w.rps * (b.t - a.t) / 1000) / 1024)
+      } KiB per stream`,
+    );
     out.split = splitOf(top);
     out.maxHeapTotal = Math.max(...win.map((s) => s.heapTotal)) / MiB;
     const idleT = last - (performance.now() - tIdle);

@@ -17,7 +17,7 @@ import type { IdempotencyRecord, StoredAnswerHead } from "../store/store.ts";
 import { asGatewayError } from "../request/as_gateway_error.ts";
 import { generate, type SurfaceRoute } from "./generate.ts";
 
-export const REPLAYED_HEADER = "idempotent-replayed";
+const REPLAYED_HEADER = "idempotent-replayed";
 /** How often a retry looks at a run another process holds. */
 const POLL_MS = 100;
 /** A retry that found the key changing under it this many times gives up (a run failing again and again). */

@@ -190,6 +190,8 @@ export function startBareProxy(
       "run",
       "--allow-net",
       "--allow-env",
+      // METER=kv keeps its usage rows in a KV file.
+      ...opts.env?.METER === "kv" ? ["--unstable-kv", "--allow-read", "--allow-write"] : [],
       ...opts.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${opts.cpuProfDir}`] : [],
       "bench/bare_proxy.ts",
     ],

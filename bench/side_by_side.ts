@@ -17,7 +17,9 @@
  * Env: BENCH_SIDE_SECONDS (each c=32 run, default 10; the c=1 runs take half), BENCH_SIDE_ROUNDS (rounds of
  * each c=32 load, the three sides in turn; each row shows the median round; default 3), BENCH_SIDE_WARMUP (wrk
  * warm-up before each c=32 run, default 2), BENCH_SIDE_STREAMS (idle streams, default 10000),
- * BENCH_SIDE_SETTLE_S (how long they are held before their RSS is read again, default 40; 0: not read again).
+ * BENCH_SIDE_SETTLE_S (how long they are held before their RSS is read again, default 40; 0: not read again),
+ * BENCH_SIDE_REST_S (after the last c=32 stream round, how long the proxies rest before their RSS is read
+ * again, default 60).
  */
 import { threadCores, threadJiffies, withCpu } from "./cpu.ts";
 import { envNonNegative, envNum } from "./env.ts";
@@ -54,6 +56,7 @@ import {
   SIDES,
 } from "./side_by_side_report.ts";
 import { ensureWrk, runWrk, type WrkResult, wrkScript, wrkVersion } from "./wrk.ts";
+import { rssNow, whilePeakRss } from "./rss_sampler.ts";
 
 const JSON_BODY = chat("Say hello in one short sentence.", false);
 const STREAM_BODY = chat("Tell me a story.", true);
@@ -152,25 +155,47 @@ async function measureSides(
     o.log(`  ${NAME[side]}: ${runs[side].frames} SSE frames per stream reach the client`);
   }
   for (const side of SIDES) runs[side].rounds = { json32: [], stream32: [] };
+  // RSS of the proxies: idle before any load, at the start of the stream rounds, and after a rest past them.
+  const proxies = [pids.bare, pids.gateway];
+  const idle = await rssNow(proxies);
+  let streamStart = idle;
   for (const [kind, body] of [["json32", JSON_BODY], ["stream32", STREAM_BODY]] as const) {
+    if (kind === "stream32") streamStart = await rssNow(proxies);
     for (let round = 0; round < o.rounds; round++) {
       for (const side of SIDES) {
         const s = await script(side, kind, body);
         const run = { script: s, url: ep[side].url + PATH, connections: CONNECTIONS, threads: 2 };
         await runWrk({ ...run, seconds: o.warmup });
         const t0 = performance.now();
-        const [w, cpu] = await withCpu(pids, () => runWrk({ ...run, seconds: o.seconds }));
-        const loaded = { wrk: w, cpu, wallMs: performance.now() - t0 };
+        const server = pids[SERVER[side]];
+        const [[w, cpu], peak] = await whilePeakRss(
+          [server],
+          () => withCpu(pids, () => runWrk({ ...run, seconds: o.seconds })),
+        );
+        const loaded = { wrk: w, cpu, wallMs: performance.now() - t0, peakRssKiB: peak.get(server)! };
         runs[side].rounds[kind].push(loaded);
         o.log(
           `  ${kind} round ${round + 1} ${NAME[side]}: ${num(w.rps)}/s, p50 ${ms(w.p50Ms)}, p99 ${
             ms(w.p99Ms)
           }, errors ${w.errors}; ` +
-            `${SERVER[side]} ${ms(cpuMsPer(loaded, SERVER[side]))} CPU each`,
+            `${SERVER[side]} ${ms(cpuMsPer(loaded, SERVER[side]))} CPU each, RSS peak ${
+              num(loaded.peakRssKiB / 1024, 1)
+            } MiB`,
         );
       }
     }
     for (const side of SIDES) runs[side][kind] = medianRound(runs[side].rounds[kind]);
+  }
+  o.log(`  resting ${o.restMs / 1000} s, then the proxies' RSS again`);
+  await new Promise((r) => setTimeout(r, o.restMs));
+  const rested = await rssNow(proxies);
+  for (const side of ["bare", "gateway"] as const) {
+    const pid = pids[side];
+    runs[side].memory = {
+      idleKiB: idle.get(pid)!,
+      streamStartKiB: streamStart.get(pid)!,
+      restedKiB: rested.get(pid)!,
+    };
   }
   const c1Seconds = Math.max(1, Math.round(o.seconds / 2)); // wrk takes whole seconds
   const json1: Record<Side, WrkResult[]> = { direct: [], bare: [], gateway: [] };
@@ -312,6 +337,7 @@ export function sideOptionsFromEnv(
     "BENCH_SIDE_WARMUP",
     "BENCH_SIDE_STREAMS",
     "BENCH_SIDE_SETTLE_S",
+    "BENCH_SIDE_REST_S",
   ]
     .filter((n) => Deno.env.get(n))
     .map((n) => `${n}=${Deno.env.get(n)}`);
@@ -321,6 +347,7 @@ export function sideOptionsFromEnv(
     warmup: envNum("BENCH_SIDE_WARMUP", 2),
     streams: envNum("BENCH_SIDE_STREAMS", 10_000),
     settleMs: envNonNegative("BENCH_SIDE_SETTLE_S", 40) * 1000,
+    restMs: envNonNegative("BENCH_SIDE_REST_S", 60) * 1000,
     log,
     procs,
     command: set.length ? `${set.join(" ")} ${base}` : base,

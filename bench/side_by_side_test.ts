@@ -3,7 +3,7 @@ import { SIDE_HEADING } from "./sections.ts";
 import type { CpuUse } from "./cpu.ts";
 import { withSideSections } from "./side_by_side.ts";
 import { percentile, pooledLoads } from "./load.ts";
-import { medianLatencies, medianRound } from "./side_by_side_report.ts";
+import { judge, type Judged, medianLatencies, medianRound, TARGET } from "./side_by_side_report.ts";
 import type { WrkResult } from "./wrk.ts";
 
 const doc = "# Results\n\nbody\n";
@@ -29,7 +29,12 @@ Deno.test("withSideSections: a skipped run keeps what was there, or says why it 
 });
 
 Deno.test("medianRound: the round with the middle rate (the lower middle of an even count), whole", () => {
-  const round = (rps: number) => ({ wrk: { rps } as WrkResult, cpu: {} as CpuUse, wallMs: rps });
+  const round = (rps: number) => ({
+    wrk: { rps } as WrkResult,
+    cpu: {} as CpuUse,
+    wallMs: rps,
+    peakRssKiB: 0,
+  });
   const [a, b, c, d] = [round(18_000), round(16_500), round(19_700), round(17_200)];
   assert.equal(medianRound([a, b, c]), a);
   assert.equal(medianRound([c, a, b]), a);
@@ -67,4 +72,52 @@ Deno.test("pooledLoads: percentiles over every run's samples, counts and windows
   assert.equal(p.completed, 6);
   assert.equal(p.rps, 1);
   assert.equal(percentile(p.ttfb, 50), percentile(Float64Array.from([1, 2, 3, 4]), 50));
+});
+
+/** Figures where the gateway meets every target exactly at its bound. */
+function atBounds(): Judged {
+  const mem = { idleKiB: 100 * 1024, streamStartKiB: 150 * 1024, restedKiB: 150 * 1024 };
+  return {
+    rps: { json: { gateway: 10_000, bare: 10_000 }, stream: { gateway: 4_000, bare: 4_000 } },
+    cpuMs: { json: { gateway: 0.11, bare: 0.1 }, stream: { gateway: 0.22, bare: 0.2 } },
+    add50: { json: { gateway: 0.3, bare: 0.2 }, ttfb: { gateway: 0.4, bare: 0.3 } },
+    peakKiB: {
+      json: { gateway: 150 * 1024, bare: 100 * 1024 },
+      stream: { gateway: 300 * 1024, bare: 200 * 1024 },
+    },
+    memory: { gateway: mem, bare: { ...mem, idleKiB: 40 * 1024, restedKiB: 45 * 1024 } },
+  };
+}
+
+Deno.test("judge: every target passes at its bound and fails just past it", () => {
+  assert.equal(TARGET.rateShare, 1.0);
+  const ok = judge(atBounds());
+  assert.equal(ok.length, 8);
+  assert.deepEqual(ok.map((v) => v.ok), [true, true, true, true, true, true, true, true]);
+  const past: ((f: Judged) => void)[] = [
+    (f) => f.rps.json.gateway = 9_999,
+    (f) => f.rps.stream.gateway = 3_999,
+    (f) => f.cpuMs.json.gateway = 0.1101,
+    (f) => f.cpuMs.stream.gateway = 0.2201,
+    (f) => f.add50.ttfb.gateway = 0.4001,
+    (f) => f.peakKiB.json.gateway = 150 * 1024 + 1,
+    (f) => f.peakKiB.stream.gateway = 300 * 1024 + 1,
+    (f) => f.memory.gateway.restedKiB = 150 * 1024 + 1,
+  ];
+  past.forEach((push, i) => {
+    const f = atBounds();
+    push(f);
+    const v = judge(f);
+    assert.deepEqual(v.map((x) => x.ok), v.map((_, j) => j !== i), `target ${i}: ${v[i]!.target}`);
+  });
+});
+
+Deno.test("judge: the figures are shown as the table prints them", () => {
+  const v = judge(atBounds());
+  assert.equal(v[0]!.gateway, "1.00× (10,000 / 10,000)");
+  assert.equal(v[2]!.gateway, "0.110 ms (1.10×)");
+  assert.equal(v[4]!.gateway, "+0.300 ms / +0.400 ms");
+  assert.equal(v[4]!.bare, "+0.200 ms / +0.300 ms");
+  assert.equal(v[6]!.gateway, "300 MiB (1.50×)");
+  assert.equal(v[7]!.gateway, "150 MiB (idle 100 MiB, +50 MiB)");
 });

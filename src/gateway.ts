@@ -3,7 +3,6 @@ import { openAccounts } from "./accounts/open_accounts.ts";
 import type { App } from "./app.ts";
 import { Tariff } from "./billing/tariff.ts";
 import { loadTariff } from "./billing/tariff_rows.ts";
-import { startBot } from "./bot/lifecycle.ts";
 import { type Config, isDemoMode } from "./config/env.ts";
 import { type ConnectionBounds, serveGateway } from "./http/serve.ts";
 import { createHandler } from "./http/server.ts";
@@ -115,7 +114,10 @@ export async function startGateway(
   };
   metrics.watchSlots(app.slots);
   // The key shop bot: its webhook route is ready before the server listens; nothing waits on Telegram.
-  const bot = config.TELEGRAM_BOT_TOKEN ? await startBot(app, config.TELEGRAM_BOT_TOKEN) : undefined;
+  // The Telegram library is loaded only when a bot is configured (docs/performance.md, "Memory at rest").
+  const bot = config.TELEGRAM_BOT_TOKEN
+    ? await (await import("./bot/lifecycle.ts")).startBot(app, config.TELEGRAM_BOT_TOKEN)
+    : undefined;
   const server = serveGateway({
     port: config.PORT,
     hostname: config.HOST,

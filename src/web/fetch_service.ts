@@ -7,7 +7,6 @@
  */
 import type { DocumentExtractor } from "../app.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
-import { htmlToMarkdown } from "./html_markdown.ts";
 import { FetchFailed, type FetchStats, pinnedGet, type PinnedResponse } from "./pinned_fetch.ts";
 import {
   type Destination,
@@ -201,7 +200,9 @@ async function readPage(
   const html = HTML_TYPES.has(type);
   charset ??= html ? metaCharset(bytes) : undefined;
   const text = decodeText(bytes, charset);
-  const content = html ? htmlToMarkdown(text, dest.url.href) : text;
+  // The converter's DOM and Markdown libraries (≈20 MiB) are loaded by the first page that needs them, not
+  // at start-up (docs/performance.md, "Memory at rest"); the runtime keeps the module once loaded.
+  const content = html ? (await import("./html_markdown.ts")).htmlToMarkdown(text, dest.url.href) : text;
   return { content, content_type: MARKDOWN_CONTENT_TYPE, truncated: !body.complete };
 }
 

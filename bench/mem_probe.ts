@@ -41,7 +41,8 @@ if (file) {
   }
   // MEM_PROBE_HEAP_SAMPLE=1: SIGUSR1 starts V8's sampling heap profiler (counting what is collected too, so
   // the profile is what was allocated, by allocation site), the next SIGUSR1 writes it to MEM_PROBE_FILE.heapprofile.
-  if (Deno.env.get("MEM_PROBE_HEAP_SAMPLE") === "1") {
+  const heapSample = Deno.env.get("MEM_PROBE_HEAP_SAMPLE");
+  if (heapSample === "1" || heapSample === "old") {
     const session = new Session();
     session.connect();
     let sampling = false;
@@ -51,7 +52,8 @@ if (file) {
         session.post("HeapProfiler.startSampling", {
           samplingInterval: 8192,
           includeObjectsCollectedByMajorGC: true,
-          includeObjectsCollectedByMinorGC: true,
+          // `old`: what reaches the old space (live, or collected by a full collection), not young garbage.
+          includeObjectsCollectedByMinorGC: heapSample === "1",
         });
         return;
       }

@@ -238,7 +238,7 @@ async function oneRun(v: Variant, mockUrl: string, dir: string): Promise<Run> {
     const gcAt = v.v8.includes("--expose-gc")
       ? setTimeout(() => Deno.kill(p.pid, "SIGUSR2"), SECONDS * 500)
       : undefined;
-    const heapSample = v.env.MEM_PROBE_HEAP_SAMPLE === "1";
+    const heapSample = v.env.MEM_PROBE_HEAP_SAMPLE === "1" || v.env.MEM_PROBE_HEAP_SAMPLE === "old";
     const sampleAt = heapSample
       ? [0.25, 0.75].map((f) => setTimeout(() => Deno.kill(p.pid, "SIGUSR1"), SECONDS * 1000 * f))
       : [];

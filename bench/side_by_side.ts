@@ -9,9 +9,9 @@
  * on a KV file, model k3, native Chat pass-through, billing on, ALPHA_UPSTREAM_URL = the mock). For each:
  * JSON req/s and streams/s at 32 connections (wrk, 2 threads), latency at one connection (wrk for JSON, a
  * Deno fetch client for the stream's first byte), the CPU time of each server process per request and per
- * stream, and the gateway's CPU per streamed frame above the bare proxy's; then a CPU profile of a gateway
- * under the stream load, and many idle streams held open through a fresh bare proxy and a fresh gateway
- * (twice: as it ships, and with HTTP_CONNECTION_DEADLINES=off), with their RSS. wrk is installed with
+ * stream, and the RSS of both proxies during and after the loads; then a CPU profile of a gateway under
+ * each load, and many idle streams held open through fresh processes (the bare proxy, the bare proxy with one
+ * JavaScript stream hop, the gateway as it ships and with HTTP_CONNECTION_DEADLINES=off), with their RSS. wrk is installed with
  * apt-get when missing (bench/wrk.ts); without it the section is skipped.
  *
  * Env: BENCH_SIDE_SECONDS (each c=32 run, default 10; the c=1 runs take half), BENCH_SIDE_ROUNDS (rounds of
@@ -42,6 +42,7 @@ import { sectionOf, SIDE_HEADING, withSection } from "./sections.ts";
 import {
   CONNECTIONS,
   cpuMsPer,
+  JS_HOP_HOLD,
   medianLatencies,
   medianRound,
   NAME,
@@ -118,9 +119,13 @@ export async function benchSideBySide(o: SideOptions): Promise<SideResult> {
     };
     // Idle streams through fresh processes, so heap grown under the load does not count.
     const holds: ProxyHold[] = [];
-    const bareHold = await start(startBareProxy(mock.url, fdLimit));
-    holds.push(await holdThrough(NAME.bare, bareHold, { path: PATH, headers: upstream, body: HOLD_BODY }, o));
-    await bareHold.stop();
+    // The bare proxy as it is (the body piped natively), then with one JavaScript stream hop read BYOB: the
+    // least any proxy that reads the frames holds per stream on this runtime.
+    for (const [name, env] of [[NAME.bare, {}], [JS_HOP_HOLD, { PUMP: "byob" }]] as const) {
+      const bareHold = await start(startBareProxy(mock.url, fdLimit, { env }));
+      holds.push(await holdThrough(name, bareHold, { path: PATH, headers: upstream, body: HOLD_BODY }, o));
+      await bareHold.stop();
+    }
     // The gateway as it ships, then without the per-connection server the connection deadlines need.
     for (
       const [name, env] of [[NAME.gateway, {}], [PLAIN_HOLD, { HTTP_CONNECTION_DEADLINES: "off" }]] as const

@@ -87,7 +87,11 @@ export function fill(r: BufferedConn, max: number): Promise<number | null> {
   return r.ahead ? takeAhead(r) : readMore(r, max);
 }
 
-async function readMore(r: BufferedConn, max: number): Promise<number | null> {
+/**
+ * `then`, not an async function: a suspended one is an object of its own, held by every idle stream's pending
+ * read (docs/performance.md, "Idle streams: what one holds"). A failure before the read rejects, as it would.
+ */
+function readMore(r: BufferedConn, max: number): Promise<number | null> {
   if (r.start === r.end && r.buf.length !== r.want) {
     r.buf = new Uint8Array(r.want);
     r.start = r.end = 0;
@@ -98,19 +102,26 @@ async function readMore(r: BufferedConn, max: number): Promise<number | null> {
     r.start = 0;
   }
   if (r.end === r.buf.length) {
-    if (r.buf.length >= max) throw new Http1Failure("response line too long");
+    if (r.buf.length >= max) return Promise.reject(new Http1Failure("response line too long"));
     const grown = new Uint8Array(Math.min(max, r.buf.length * 2));
     grown.set(r.buf.subarray(0, r.end));
     r.buf = grown;
   }
   const room = r.buf.length - r.end;
-  const n = await r.conn.read(r.buf.subarray(r.end));
-  if (n !== null) {
-    r.end += n;
-    const size = r.buf.length;
-    r.want = n === room ? Math.min(MAX_BUFFER, 2 * size) : 4 * n < size ? MIN_BUFFER : size;
+  let reading: Promise<number | null>;
+  try {
+    reading = r.conn.read(r.buf.subarray(r.end));
+  } catch (err) {
+    return Promise.reject(err);
   }
-  return n;
+  return reading.then((n) => {
+    if (n !== null) {
+      r.end += n;
+      const size = r.buf.length;
+      r.want = n === room ? Math.min(MAX_BUFFER, 2 * size) : 4 * n < size ? MIN_BUFFER : size;
+    }
+    return n;
+  });
 }
 
 /** The result of the read ahead, as `fill` gives it. */

@@ -98,10 +98,8 @@ function byteReader(body: ReadableStream<Uint8Array>) {
   }
   const reader = body.getReader();
   return {
-    async next(): Promise<Uint8Array | undefined> {
-      const { done, value } = await reader.read();
-      return done ? undefined : value;
-    },
+    next: (): Promise<Uint8Array | undefined> =>
+      reader.read().then(({ done, value }) => done ? undefined : value),
     cancel: (reason?: unknown) => reader.cancel(reason),
   };
 }

@@ -16,10 +16,14 @@
  * operation with a sum per key (needs --unstable-kv and --allow-read/--allow-write). CLIENT: unset, Deno's
  * fetch; `wire`, the gateway's own upstream client (src/upstream/wire_client.ts): what fetch itself costs.
  * SPIN_US: a busy loop of that many µs per request, to run the proxy at another process's rate
- * (an A/B variant of bench/ab.ts). SIGTERM exits normally, so a --cpu-prof profile is written.
+ * (an A/B variant of bench/ab.ts). SERVE: unset, `Deno.serve`; `deadlines`, the gateway's own listener
+ * (src/http/serve.ts: one Deno HTTP server per connection, for the header and idle deadlines): what those cost.
+ * SIGTERM exits normally, so a --cpu-prof profile is written.
  */
 import { createParser } from "eventsource-parser";
+import { serveGateway } from "../src/http/serve.ts";
 import { WireClient } from "../src/upstream/wire_client.ts";
+import { Logger } from "../src/util/log.ts";
 const upstream = Deno.env.get("UPSTREAM");
 if (!upstream) throw new Error("UPSTREAM is required");
 const port = Number(Deno.env.get("PORT") ?? 0);
@@ -130,7 +134,7 @@ function pumpedByob(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array
   }, { highWaterMark: 0 });
 }
 
-Deno.serve({ port, hostname, onListen() {} }, async (req) => {
+async function proxy(req: Request): Promise<Response> {
   if (spinMs) { for (const t = performance.now(); performance.now() - t < spinMs;); }
   const u = new URL(req.url);
   const hasBody = req.method !== "GET" && req.method !== "HEAD";
@@ -154,4 +158,7 @@ Deno.serve({ port, hostname, onListen() {} }, async (req) => {
     status: res.status,
     headers: { "content-type": "application/json" },
   });
-});
+}
+
+if (Deno.env.get("SERVE") === "deadlines") serveGateway({ hostname, port, log: new Logger("warn") }, proxy);
+else Deno.serve({ port, hostname, onListen() {} }, proxy);

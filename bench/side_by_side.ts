@@ -11,7 +11,8 @@
  * Deno fetch client for the stream's first byte), the CPU time of each server process per request and per
  * stream, and the RSS of both proxies during and after the loads; then a CPU profile of a gateway under
  * each load, and many idle streams held open through fresh processes (the bare proxy, the bare proxy with one
- * JavaScript stream hop, the gateway as it ships and with HTTP_CONNECTION_DEADLINES=off), with their RSS. wrk is installed with
+ * JavaScript stream hop, that behind the gateway's per-connection listener, the gateway as it ships and with
+ * HTTP_CONNECTION_DEADLINES=off), with their RSS. wrk is installed with
  * apt-get when missing (bench/wrk.ts); without it the section is skipped.
  *
  * Env: BENCH_SIDE_SECONDS (each c=32 run, default 10; the c=1 runs take half), BENCH_SIDE_ROUNDS (rounds of
@@ -42,6 +43,7 @@ import { sectionOf, SIDE_HEADING, withSection } from "./sections.ts";
 import {
   CONNECTIONS,
   cpuMsPer,
+  JS_HOP_DEADLINES_HOLD,
   JS_HOP_HOLD,
   medianLatencies,
   medianRound,
@@ -121,7 +123,13 @@ export async function benchSideBySide(o: SideOptions): Promise<SideResult> {
     const holds: ProxyHold[] = [];
     // The bare proxy as it is (the body piped natively), then with one JavaScript stream hop read BYOB: the
     // least any proxy that reads the frames holds per stream on this runtime.
-    for (const [name, env] of [[NAME.bare, {}], [JS_HOP_HOLD, { PUMP: "byob" }]] as const) {
+    // And that behind the gateway's own per-connection listener (src/http/serve.ts, the connection deadlines).
+    const bareHolds = [
+      [NAME.bare, {}],
+      [JS_HOP_HOLD, { PUMP: "byob" }],
+      [JS_HOP_DEADLINES_HOLD, { PUMP: "byob", SERVE: "deadlines" }],
+    ] as const;
+    for (const [name, env] of bareHolds) {
       const bareHold = await start(startBareProxy(mock.url, fdLimit, { env }));
       holds.push(await holdThrough(name, bareHold, { path: PATH, headers: upstream, body: HOLD_BODY }, o));
       await bareHold.stop();

@@ -26,6 +26,9 @@ export const NAME: Record<Side, string> = {
 export const PLAIN_HOLD = "this gateway, HTTP_CONNECTION_DEADLINES=off";
 /** The idle-stream hold of the bare proxy with one JavaScript stream hop (bench/bare_proxy.ts PUMP=byob). */
 export const JS_HOP_HOLD = "bare Deno proxy, one JavaScript stream hop (PUMP=byob)";
+/** The same behind the gateway's per-connection listener (bench/bare_proxy.ts SERVE=deadlines). */
+export const JS_HOP_DEADLINES_HOLD =
+  "bare Deno proxy, one JavaScript stream hop, per-connection listener (SERVE=deadlines)";
 /** The server process whose CPU a side's figures are: the mock's own, or the proxy's. */
 export const SERVER: Record<Side, "mock" | "bare" | "gateway"> = {
   direct: "mock",
@@ -311,6 +314,7 @@ export function render({ o, commit, wrk, runs, rows, profiled, holds }: Rendered
   const plainHold = holds.find((h) => h.name === PLAIN_HOLD);
   const bareHold = holds.find((h) => h.name === NAME.bare)!;
   const jsHopHold = holds.find((h) => h.name === JS_HOP_HOLD);
+  const jsHopDeadlinesHold = holds.find((h) => h.name === JS_HOP_DEADLINES_HOLD);
   const targets = grid(
     ["Target", "Gateway", "Bare Deno proxy (the floor)", "Result"],
     [
@@ -338,6 +342,15 @@ export function render({ o, commit, wrk, runs, rows, profiled, holds }: Rendered
           "—",
           holdSummary(jsHopHold),
           pass(holdMet(jsHopHold)),
+        ]]
+        : []),
+      ...(jsHopDeadlinesHold
+        ? [[
+          "The same behind the gateway's per-connection listener (the least the gateway with its connection " +
+          "deadlines holds)",
+          "—",
+          holdSummary(jsHopDeadlinesHold),
+          pass(holdMet(jsHopDeadlinesHold)),
         ]]
         : []),
     ],
@@ -434,6 +447,13 @@ export function render({ o, commit, wrk, runs, rows, profiled, holds }: Rendered
       : [],
     ...jsHopHold && !holdMet(jsHopHold)
       ? [`idle stream with one JavaScript stream hop (${num(perStreamKiB(jsHopHold), 1)} KB)`]
+      : [],
+    ...jsHopDeadlinesHold && !holdMet(jsHopDeadlinesHold)
+      ? [
+        `idle stream with one JavaScript stream hop behind the per-connection listener (${
+          num(perStreamKiB(jsHopDeadlinesHold), 1)
+        } KB)`,
+      ]
       : [],
   ];
 

@@ -18,6 +18,12 @@
  * SPIN_US: a busy loop of that many µs per request, to run the proxy at another process's rate
  * (an A/B variant of bench/ab.ts). SERVE: unset, `Deno.serve`; `deadlines`, the gateway's own listener
  * (src/http/serve.ts: one Deno HTTP server per connection, for the header and idle deadlines): what those cost.
+ * ANSWER_HEAD (JSON answers): unset, only the content type; `fields`, also the four fields the gateway's
+ * answer carries (request-id and, for family alpha, x-request-id: spec §2.5; x-gateway-hold-usd,
+ * x-gateway-worker) with values of the same length; `fields-chunked`, those and chunked coding, as the gateway
+ * sends it (src/request/one_write.ts). Deno 2.9's server writes an answer of known length in one write only
+ * while head and body fit in 512 bytes together: the bench's 340-byte answer does with this proxy's head and
+ * does not with the gateway's fields; chunked, it is one write either way.
  * SIGTERM exits normally, so a --cpu-prof profile is written.
  */
 import { createParser } from "eventsource-parser";
@@ -33,6 +39,19 @@ const PUMP = Deno.env.get("PUMP");
 const METER = Deno.env.get("METER");
 const wire = Deno.env.get("CLIENT") === "wire" ? new WireClient() : undefined;
 const never = new AbortController().signal;
+const ANSWER_HEAD = Deno.env.get("ANSWER_HEAD");
+const answerHead: Record<string, string> = {
+  "content-type": "application/json",
+  ...ANSWER_HEAD?.startsWith("fields")
+    ? {
+      "x-gateway-worker": "1",
+      "x-request-id": "req_McoVtOpLPXWS0000003",
+      "request-id": "req_McoVtOpLPXWS0000003",
+      "x-gateway-hold-usd": "0.480045",
+    }
+    : {},
+  ...ANSWER_HEAD === "fields-chunked" ? { "transfer-encoding": "chunked" } : {},
+};
 const spinMs = Number(Deno.env.get("SPIN_US") ?? 0) / 1000;
 Deno.addSignalListener("SIGTERM", () => Deno.exit(0));
 const rows = METER === "kv" ? await usageRows(`${Deno.env.get("KV_DIR") ?? "."}/bare-proxy.kv`) : undefined;
@@ -154,10 +173,7 @@ async function proxy(req: Request): Promise<Response> {
   }
   const answer = await res.text();
   if (METER && text !== undefined) meter(text, answer);
-  return new Response(answer, {
-    status: res.status,
-    headers: { "content-type": "application/json" },
-  });
+  return new Response(answer, { status: res.status, headers: answerHead });
 }
 
 if (Deno.env.get("SERVE") === "deadlines") serveGateway({ hostname, port, log: new Logger("warn") }, proxy);

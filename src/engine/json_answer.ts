@@ -5,6 +5,7 @@
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { UpstreamCallFacts } from "../families/policy.ts";
 import { jsonResponse } from "../request/json.ts";
+import { ONE_WRITE } from "../util/one_write.ts";
 import { carryingRequestHeaders } from "../request/answer_headers.ts";
 import { UpstreamProtocolError } from "../protocols/codec.ts";
 import type { Exchange } from "./exchange.ts";
@@ -60,6 +61,7 @@ export async function jsonAnswer(
         new Response(text, {
           headers: {
             "content-type": "application/json",
+            ...ONE_WRITE,
             ...a.ctx.headers,
             "request-id": a.ctx.requestId,
             "x-gateway-hold-usd": hold,

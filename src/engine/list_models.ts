@@ -3,6 +3,7 @@
  * `display_name`, `created_at`, and a single page: `has_more: false` with `first_id`/`last_id`), plus the
  * family, context window and output limit.
  */
+import { ONE_WRITE } from "../util/one_write.ts";
 import type { App } from "../app.ts";
 import type { KeyContext } from "../request/context.ts";
 import { CATALOG_CREATED, MODELS } from "../catalog/models.ts";
@@ -28,5 +29,7 @@ const BODY = JSON.stringify({
 });
 
 export function listModels(_app: App, ctx: KeyContext): Response {
-  return new Response(BODY, { headers: { "content-type": "application/json", "request-id": ctx.requestId } });
+  return new Response(BODY, {
+    headers: { "content-type": "application/json", ...ONE_WRITE, "request-id": ctx.requestId },
+  });
 }

@@ -3,6 +3,7 @@
  * The only place error bodies are built.
  */
 import { html } from "../util/html.ts";
+import { ONE_WRITE } from "../util/one_write.ts";
 import { errorSpec } from "./codes.ts";
 import { type ErrorObject, errorObject } from "./error_object.ts";
 import type { GatewayError } from "./gateway_error.ts";
@@ -59,6 +60,7 @@ export function errorResponse(
     status: err.status,
     headers: {
       "content-type": "application/json",
+      ...ONE_WRITE,
       "request-id": requestId,
       ...errorHeaders(err),
       ...headers,

@@ -15,29 +15,64 @@ export interface RawResult {
   status?: number;
   headers?: Headers;
   body?: string;
+  /** HTTP version of the answer's status line ("1.0" or "1.1"), when a complete one arrived. */
+  version?: string;
   /** Bytes received before the connection ended or the read stopped. */
   received: number;
+  /** The reads (each non-empty) those bytes took. */
+  reads: number;
   /** The server closed (EOF or reset) before `timeoutMs`. */
   closed: boolean;
   /** ms from the first write to the end of reading. */
   elapsedMs: number;
 }
 
-function parseResponse(buf: Uint8Array): { status: number; headers: Headers; body: string } | undefined {
-  const text = dec.decode(buf);
-  const end = text.indexOf("\r\n\r\n");
+function parseResponse(
+  buf: Uint8Array,
+): { version: string; status: number; headers: Headers; body: string } | undefined {
+  const end = dec.decode(buf).indexOf("\r\n\r\n"); // the head is ASCII: its offset is in bytes too
   if (end < 0) return undefined;
-  const [statusLine, ...lines] = text.slice(0, end).split("\r\n");
-  const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine!)?.[1]);
+  const [statusLine, ...lines] = dec.decode(buf.subarray(0, end)).split("\r\n");
+  const [, version, status] = /^HTTP\/(1\.[01]) (\d{3})/.exec(statusLine!) ?? [];
   const headers = new Headers();
   for (const l of lines) {
     const i = l.indexOf(":");
     headers.append(l.slice(0, i).trim(), l.slice(i + 1).trim());
   }
+  const rest = buf.subarray(end + 4);
+  const body = headers.get("transfer-encoding") === "chunked" ? dechunk(rest) : exactly(rest, headers);
+  if (body === undefined) return undefined;
+  return { version: version!, status: Number(status), headers, body: dec.decode(body) };
+}
+
+/** The first Content-Length bytes of `rest`, or undefined while they have not all arrived. */
+function exactly(rest: Uint8Array, headers: Headers): Uint8Array | undefined {
   const length = Number(headers.get("content-length") ?? NaN);
-  const bodyBytes = enc.encode(text.slice(end + 4));
-  if (!Number.isFinite(length) || bodyBytes.length < length) return undefined;
-  return { status, headers, body: dec.decode(bodyBytes.subarray(0, length)) };
+  return Number.isFinite(length) && rest.length >= length ? rest.subarray(0, length) : undefined;
+}
+
+/** The body of a chunked message (RFC 9112 §7.1: sizes count bytes), or undefined while its last chunk and
+ *  the blank line after it have not arrived. */
+function dechunk(rest: Uint8Array): Uint8Array | undefined {
+  const parts: Uint8Array[] = [];
+  let at = 0;
+  for (;;) {
+    const eol = rest.indexOf(0x0d, at);
+    if (eol < 0 || eol + 1 >= rest.length) return undefined;
+    const size = parseInt(dec.decode(rest.subarray(at, eol)), 16);
+    if (size === 0) return rest.length >= eol + 4 ? concat(parts) : undefined;
+    const end = eol + 2 + size;
+    if (rest.length < end + 2) return undefined;
+    parts.push(rest.subarray(eol + 2, end));
+    at = end + 2;
+  }
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let off = 0;
+  for (const p of parts) out.set(p, off), off += p.length;
+  return out;
 }
 
 /**
@@ -87,10 +122,7 @@ export async function rawHttp(
       }
       chunks.push(buf.slice(0, n));
       received += n;
-      const all = new Uint8Array(received);
-      let off = 0;
-      for (const c of chunks) all.set(c, off), off += c.length;
-      parsed = parseResponse(all);
+      parsed = parseResponse(concat(chunks));
       if (parsed && !opts.untilClose) break;
     }
   } catch {
@@ -103,7 +135,7 @@ export async function rawHttp(
     conn.close();
   } catch { /* closed */ }
   await writer;
-  return { ...parsed, received, closed, elapsedMs };
+  return { ...parsed, received, reads: chunks.length, closed, elapsedMs };
 }
 
 export const head = (lines: string[]) => lines.join("\r\n") + "\r\n\r\n";

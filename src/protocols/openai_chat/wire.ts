@@ -84,12 +84,15 @@ export function readChunk(raw: JsonObject): { choice?: ChunkChoice; usage?: Json
   if (choices !== undefined && choices !== null && !Array.isArray(choices)) throw bad("choices");
   if (usage !== undefined && usage !== null && !isObject(usage)) throw bad("usage");
   let followed: JsonObject | undefined;
-  choices?.forEach((c: unknown, i: number) => {
+  // Loops, not callbacks or spreads: this runs once per streamed token (no closure or temporary per chunk).
+  const list: unknown[] = choices ?? [];
+  for (let i = 0; i < list.length; i++) {
+    const c = list[i];
     if (!isObject(c)) throw bad(`choices.${i}`);
     const index = c.index;
     if (index !== undefined && index !== null && typeof index !== "number") throw bad(`choices.${i}.index`);
     if (followed === undefined && (index ?? 0) === 0) followed = c;
-  });
+  }
   const out: { choice?: ChunkChoice; usage?: JsonObject } = {};
   if (followed) out.choice = readChoice(followed);
   if (usage) out.usage = usage as JsonObject;
@@ -102,7 +105,9 @@ const text = (v: unknown, at: string) => optTextField(v, "openai_chat", "chunk",
 function readChoice(c: JsonObject): ChunkChoice {
   const finish = text(c.finish_reason, "choice.finish_reason");
   const d = c.delta;
-  if (d === undefined || d === null) return { ...(finish !== undefined && { finish_reason: finish }) };
+  const out: ChunkChoice = {};
+  if (finish !== undefined) out.finish_reason = finish;
+  if (d === undefined || d === null) return out;
   if (!isObject(d)) throw bad("choice.delta");
   const delta: NonNullable<ChunkChoice["delta"]> = {
     content: text(d.content, "delta.content"),
@@ -116,7 +121,8 @@ function readChoice(c: JsonObject): ChunkChoice {
     if (!Array.isArray(calls)) throw bad("delta.tool_calls");
     delta.tool_calls = calls.map((tc: unknown, i: number) => readToolCall(tc, `delta.tool_calls.${i}`));
   }
-  return { delta, ...(finish !== undefined && { finish_reason: finish }) };
+  out.delta = delta;
+  return out;
 }
 
 function readToolCall(tc: unknown, at: string): ToolCallDelta {

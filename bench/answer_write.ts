@@ -15,20 +15,11 @@ import { Logger } from "../src/util/log.ts";
 import { withCpu } from "./cpu.ts";
 import { freePort, waitReady } from "./procs.ts";
 import { ensureWrk, runWrk, wrkScript } from "./wrk.ts";
+import { COMPLETION } from "./chat_mock.ts";
+import { GATEWAY_ANSWER_FIELDS } from "./scenarios.ts";
 
-const COMPLETION = '{"id":"chatcmpl-bench","object":"chat.completion","created":1764000000,"model":"k3",' +
-  '"choices":[{"index":0,"message":{"role":"assistant","content":"Hello! How can I help you today?",' +
-  '"refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":12,' +
-  '"completion_tokens":20,"total_tokens":32},"system_fingerprint":"fp_bench"}';
-
-/** The gateway's answer fields (src/http/server.ts, src/engine/json_answer.ts), values of the same length. */
-const FIELDS = {
-  "content-type": "application/json",
-  "x-gateway-worker": "1",
-  "x-request-id": "req_McoVtOpLPXWS0000003",
-  "request-id": "req_McoVtOpLPXWS0000003",
-  "x-gateway-hold-usd": "0.480045",
-};
+/** The gateway's answer head: its content type and its other fields. */
+const FIELDS = { "content-type": "application/json", ...GATEWAY_ANSWER_FIELDS };
 
 function serve(): void {
   const headers = Deno.env.get("ANSWER") === "chunked" ? { ...FIELDS, ...ONE_WRITE } : FIELDS;

@@ -30,6 +30,8 @@ import { createParser } from "eventsource-parser";
 import { serveGateway } from "../src/http/serve.ts";
 import { WireClient } from "../src/upstream/wire_client.ts";
 import { Logger } from "../src/util/log.ts";
+import { ONE_WRITE } from "../src/util/one_write.ts";
+import { GATEWAY_ANSWER_FIELDS } from "./scenarios.ts";
 const upstream = Deno.env.get("UPSTREAM");
 if (!upstream) throw new Error("UPSTREAM is required");
 const port = Number(Deno.env.get("PORT") ?? 0);
@@ -42,15 +44,8 @@ const never = new AbortController().signal;
 const ANSWER_HEAD = Deno.env.get("ANSWER_HEAD");
 const answerHead: Record<string, string> = {
   "content-type": "application/json",
-  ...ANSWER_HEAD?.startsWith("fields")
-    ? {
-      "x-gateway-worker": "1",
-      "x-request-id": "req_McoVtOpLPXWS0000003",
-      "request-id": "req_McoVtOpLPXWS0000003",
-      "x-gateway-hold-usd": "0.480045",
-    }
-    : {},
-  ...ANSWER_HEAD === "fields-chunked" ? { "transfer-encoding": "chunked" } : {},
+  ...ANSWER_HEAD?.startsWith("fields") ? GATEWAY_ANSWER_FIELDS : {},
+  ...ANSWER_HEAD === "fields-chunked" ? ONE_WRITE : {},
 };
 const spinMs = Number(Deno.env.get("SPIN_US") ?? 0) / 1000;
 Deno.addSignalListener("SIGTERM", () => Deno.exit(0));

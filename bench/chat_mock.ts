@@ -38,7 +38,8 @@ export function streamFrames(): string[] {
   ];
 }
 
-const COMPLETION = JSON.stringify({
+/** The fixed `chat.completion` answer (340 bytes). */
+export const COMPLETION = JSON.stringify({
   id: "chatcmpl-bench",
   object: "chat.completion",
   created: 1764000000,

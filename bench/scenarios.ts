@@ -28,6 +28,19 @@ export const PATH = "/v1/chat/completions";
 export const chat = (content: string, stream: boolean) =>
   JSON.stringify({ model: "k3", stream, messages: [{ role: "user", content }] });
 
+/**
+ * The header fields the gateway puts on a JSON answer besides its content type (request-id and, for family
+ * alpha, x-request-id: spec §2.5; x-gateway-hold-usd; x-gateway-worker), with values of the same length: a
+ * proxy or server that carries them (bench/bare_proxy.ts ANSWER_HEAD, bench/answer_write.ts) answers with the
+ * gateway's head.
+ */
+export const GATEWAY_ANSWER_FIELDS: Readonly<Record<string, string>> = Object.freeze({
+  "x-gateway-worker": "1",
+  "x-request-id": "req_McoVtOpLPXWS0000003",
+  "request-id": "req_McoVtOpLPXWS0000003",
+  "x-gateway-hold-usd": "0.480045",
+});
+
 export type Side = "direct" | "bare" | "gateway";
 /** Display names of the sides (logs, CPU table). */
 export const SIDE_NAME: Record<Side, string> = { direct: "direct", bare: "bare proxy", gateway: "gateway" };

@@ -11,6 +11,10 @@
  * connection minus the mock's own, measured just before (the side by side's "c=1 added p50 / p99"); `ttfb1` a
  * stream's time to its first body chunk at one connection the same way (a Deno fetch client, bench/load.ts, as
  * the side by side). A variant with `BARE=1` is the bare Deno proxy (bench/bare_proxy.ts) instead of a gateway.
+ * Before a one-connection load each process serves AB_WARMUP seconds (default 5) of the same request at 32
+ * connections, as the side by side's processes have before theirs: a fresh gateway is still compiling its
+ * request path for its first thousands of requests, and at one connection that, not the code's steady
+ * state, is what a cold measurement shows (docs/performance.md "Stream TTFB at c=1").
  */
 import { envNum } from "./env.ts";
 import { percentile, runLoad } from "./load.ts";
@@ -22,6 +26,7 @@ import { ensureWrk, runWrk, wrkScript } from "./wrk.ts";
 type Load = "json32" | "stream32" | "json1" | "ttfb1";
 const load = (Deno.env.get("AB_LOAD") ?? "json32") as Load;
 const seconds = envNum("AB_SECONDS", 5);
+const warmup = envNum("AB_WARMUP", 5);
 const rounds = Number(Deno.args[0]);
 if (!Number.isInteger(rounds) || rounds < 1 || !["json32", "stream32", "json1", "ttfb1"].includes(load)) {
   console.error("usage: AB_LOAD=json32|stream32|json1|ttfb1 bench/ab.ts ROUNDS NAME[:K=V,...] ...");
@@ -86,6 +91,9 @@ try {
           wrkScript({ "content-type": "application/json", authorization: `Bearer ${key}` }, body),
         );
         let figures: number[];
+        if ((load === "json1" || load === "ttfb1") && warmup > 0) {
+          await runWrk({ script, url: gw.url + PATH, connections: 32, threads: 2, seconds: warmup });
+        }
         if (load === "ttfb1") {
           const p50 = await ttfbP50(gw.url + PATH, {
             "content-type": "application/json",

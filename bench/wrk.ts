@@ -103,16 +103,22 @@ export async function wrkVersion(): Promise<string> {
   return new TextDecoder().decode(out.stdout).split("\n")[0]!.replace(/\s*Copyright.*$/, "").trim();
 }
 
-const hasWrk = async () =>
-  (await new Deno.Command("sh", { args: ["-c", "command -v wrk"], stdout: "null", stderr: "null" }).output())
+const hasCommand = async (name: string) =>
+  (await new Deno.Command("sh", { args: ["-c", `command -v ${name}`], stdout: "null", stderr: "null" })
+    .output())
     .success;
 
 /**
  * Makes sure wrk is installed (`apt-get install -y wrk`, after `apt-get update` if the package lists do not
  * know it yet). Returns undefined when it is there, else why not (the section is then skipped).
  */
-export async function ensureWrk(log: (s: string) => void): Promise<string | undefined> {
-  if (await hasWrk()) return undefined;
+export function ensureWrk(log: (s: string) => void): Promise<string | undefined> {
+  return ensureDebianTool("wrk", log);
+}
+
+/** Makes sure the command `name`, from the Debian package of that name, is installed (see ensureWrk). */
+export async function ensureDebianTool(name: string, log: (s: string) => void): Promise<string | undefined> {
+  if (await hasCommand(name)) return undefined;
   const apt = async (...args: string[]) => {
     log(`  apt-get ${args.join(" ")}`);
     const out = await new Deno.Command("apt-get", {
@@ -123,9 +129,11 @@ export async function ensureWrk(log: (s: string) => void): Promise<string | unde
     }).output().catch((err) => ({ success: false, stderr: new TextEncoder().encode(String(err)) }));
     return out.success ? "" : new TextDecoder().decode(out.stderr).trim().split("\n").slice(-2).join(" ");
   };
-  log("wrk is not installed: installing the Debian package");
-  let err = await apt("install", "-y", "wrk");
-  if (err) err = (await apt("update")) || (await apt("install", "-y", "wrk"));
-  if (!err && await hasWrk()) return undefined;
-  return `skipped: wrk is not installed and \`apt-get install -y wrk\` failed${err ? ` (${err})` : ""}`;
+  log(`${name} is not installed: installing the Debian package`);
+  let err = await apt("install", "-y", name);
+  if (err) err = (await apt("update")) || (await apt("install", "-y", name));
+  if (!err && await hasCommand(name)) return undefined;
+  return `skipped: ${name} is not installed and \`apt-get install -y ${name}\` failed${
+    err ? ` (${err})` : ""
+  }`;
 }

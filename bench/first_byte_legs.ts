@@ -13,7 +13,7 @@
  * (installed with apt-get when missing) and the right to capture on lo.
  */
 import { envNum } from "./env.ts";
-import { runLoad } from "./load.ts";
+import { percentile, runLoad } from "./load.ts";
 import { createKey, type Proc, startBareProxy, startChatMock, startGatewayProc } from "./procs.ts";
 import { chat, PATH } from "./scenarios.ts";
 import { ensureDebianTool, ensureWrk, runWrk, wrkScript } from "./wrk.ts";
@@ -55,8 +55,8 @@ export function firstByteLegs(capture: string, proxyPort: number, mockPort: numb
   return legs;
 }
 
-export const p50 = (xs: readonly number[]): number =>
-  [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+/** The median of `xs` (load.ts `percentile`, nearest rank). */
+const p50 = (xs: readonly number[]): number => percentile(Float64Array.from(xs).sort(), 50);
 
 /** Captures loopback traffic to and from `ports` while `run` runs; returns what tcpdump wrote. */
 async function capturing(ports: number[], run: () => Promise<unknown>): Promise<string> {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { firstByteLegs, p50 } from "./first_byte_legs.ts";
+import { firstByteLegs } from "./first_byte_legs.ts";
 
 // Two streams through a proxy on 8080 to a mock on 9090, as `tcpdump -tt -n` prints them: handshakes and ACKs
 // (length 0) between the steps, a request in two segments, an answer in three.
@@ -35,9 +35,4 @@ Deno.test("firstByteLegs: a stream cut off by the end of the capture is not coun
   const cut = CAPTURE.split("\n").slice(0, 12).join("\n"); // the second stream's answer never reached the client
   assert.equal(firstByteLegs(cut, 8080, 9090).total.length, 1);
   assert.equal(firstByteLegs(CAPTURE, 8081, 9090).total.length, 0); // another proxy's port: nothing
-});
-
-Deno.test("p50: the middle of the sorted values (the upper one of an even count)", () => {
-  assert.equal(p50([3, 1, 2]), 2);
-  assert.equal(p50([4, 1, 3, 2]), 3);
 });

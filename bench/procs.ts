@@ -1,4 +1,5 @@
 /** Subprocess management for the benchmark: the gateway and the simulator each in their own process. */
+import { startTask } from "../scripts/start_task.ts";
 import { catProc } from "./cpu.ts";
 
 /** Repository root (bench/ lives directly under it); subprocesses run there so deno.json applies. */
@@ -147,12 +148,17 @@ export interface GatewayOptions {
   fdLimit?: number;
 }
 
+/** The variables `deno task start` sets before `deno` (scripts/start_task.ts): a gateway here runs with them,
+ *  as it ships; a variant overrides one through `opts.env` ("" for the runtime's default). */
+export const START_ENV: Readonly<Record<string, string>> = startTask().env;
+
 export function startGatewayProc(simUrl: string, opts: GatewayOptions = {}): Promise<Proc> {
   const prof = opts.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${opts.cpuProfDir}`] : [];
   return startOnFreePort(
     "gateway",
     ["run", "-A", "--unstable-kv", "--unstable-no-legacy-abort", ...prof, "main.ts"],
     (port) => ({
+      ...START_ENV,
       PORT: String(port),
       HOST: "127.0.0.1",
       DATABASE_URL: "memory",

@@ -9,7 +9,7 @@ import {
 } from "./idle_streams.ts";
 import { type LoadResult, percentile } from "./load.ts";
 import { STREAM_FRAMES } from "./chat_mock.ts";
-import type { Proc } from "./procs.ts";
+import { type Proc, START_ENV } from "./procs.ts";
 import type { SelfTime } from "./profile.ts";
 import { grid, ms, num } from "./report.ts";
 import { SIDE_HEADING } from "./sections.ts";
@@ -478,7 +478,9 @@ export function render({ o, commit, wrk, runs, rows, profiled, holds }: Rendered
     } s (stream time to first body byte; percentiles over every round's streams). Every process on loopback.`,
     "- Upstream: bench/chat_mock.ts, one fixed `chat.completion` JSON, or one fixed SSE stream of " +
     `${STREAM_FRAMES} frames (20 content chunks, the finish chunk, the usage chunk, \`[DONE]\`), each frame its ` +
-    "own body chunk, all queued at once. Gateway: `main.ts` on a KV file (its default store), model `k3` " +
+    "own body chunk, all queued at once. Gateway: `main.ts` with the start task's variables (" +
+    `${Object.entries(START_ENV).map(([k, v]) => `\`${k}=${v}\``).join(", ")}; deno.json) on a KV file ` +
+    "(its default store), model `k3` " +
     "(native Chat pass-through), billing on (one key with 100,000 USD; every request reserves and settles).",
     `- Frames per stream the client received: ${SIDES.map((s) => `${NAME[s]} ${runs[s].frames}`).join(", ")}${
       runs.gateway.frames === STREAM_FRAMES - 1

@@ -11,6 +11,7 @@
 import assert from "node:assert/strict";
 import { startSimulator } from "../../sim/server.ts";
 import { parseUsd } from "../../src/money/usd.ts";
+import { startTask } from "../../scripts/start_task.ts";
 import { toolTest } from "../support/ci.ts";
 import { exitWithin, freePort, newKey, sleep, waitReady } from "../support/gateway_process.ts";
 import { ADMIN_TOKEN } from "../support/harness.ts";
@@ -60,14 +61,18 @@ toolTest(
   },
 );
 
-Deno.test("gateway.service runs `deno run` with the start task's flags, main.ts from WorkingDirectory", () => {
+Deno.test("gateway.service runs `deno run` with the start task's flags and variables, main.ts from WorkingDirectory", () => {
   const unit = parseUnit(Deno.readTextFileSync(UNIT_FILE));
-  const start = JSON.parse(Deno.readTextFileSync(`${ROOT}/deno.json`)).tasks.start.split(/\s+/);
+  const { env, words: start } = startTask();
   const [program, ...args] = execWords(unitValue(unit, "Service", "ExecStart"));
   assert.equal(program, DENO_IN_UNIT);
   assert.equal(unitValue(unit, "Service", "WorkingDirectory"), APP_IN_UNIT);
   // The task's words, its "deno" and script aside, plus --cached-only (no download at start-up).
   assert.deepEqual(args, [...start.slice(1, -1), "--cached-only", `${APP_IN_UNIT}/${start.at(-1)}`]);
+  // The runtime's memory settings the task sets before `deno`, as the unit's Environment= lines.
+  assert.ok(Object.keys(env).length > 0, "the start task sets no variable");
+  const unitEnv = environmentLines(unit.get("Service")?.get("Environment") ?? []);
+  for (const [name, value] of Object.entries(env)) assert.equal(unitEnv[name], value, name);
   assert.equal(unitValue(unit, "Service", "EnvironmentFile"), "/etc/gateway/gateway.env");
 });
 
@@ -113,6 +118,13 @@ Deno.test("the unit's command line serves WORKERS=2 on one port and the whole tr
   try {
     await waitReady(url, supervisor);
     workers = await childPids(supervisor.pid, 2);
+    // The runtime's memory settings are variables (the unit's, from the start task): every worker inherits them.
+    for (const pid of workers) {
+      const environ = await environOf(pid);
+      for (const [name, value] of Object.entries(startTask().env)) {
+        assert.equal(environ.get(name), value, `worker ${pid}: ${name}`);
+      }
+    }
     const { key } = await newKey(url, parseUsd("10.00"));
     const seen = new Set<string>();
     for (let n = 0; seen.size < 2 || n < 10; n++) {
@@ -172,6 +184,12 @@ async function childPids(pid: number, count: number): Promise<number[]> {
   }
   assert.equal(pids.length, count, `children of the supervisor: ${pids}`);
   return pids;
+}
+
+/** The environment `pid` was started with (/proc/<pid>/environ). */
+async function environOf(pid: number): Promise<Map<string, string>> {
+  const pairs = ((await procFile(`${pid}/environ`)) ?? "").split("\0").filter((kv) => kv.includes("="));
+  return new Map(pairs.map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]));
 }
 
 /** Whether `pid` is still a live process (a zombie has exited). */

@@ -149,33 +149,41 @@ export interface GatewayOptions {
 }
 
 /** The variables `deno task start` sets before `deno` (scripts/start_task.ts): a gateway here runs with them,
- *  as it ships; a variant overrides one through `opts.env` ("" for the runtime's default). */
+ *  as it ships. */
 export const START_ENV: Readonly<Record<string, string>> = startTask().env;
+
+/** `env` over START_ENV; one of those set to "" is left out, for the runtime's default (Deno refuses an empty
+ *  DENO_V8_FLAGS). */
+export function withStartEnv(env: Record<string, string>): Record<string, string> {
+  const out = { ...START_ENV, ...env };
+  for (const name of Object.keys(START_ENV)) if (out[name] === "") delete out[name];
+  return out;
+}
 
 export function startGatewayProc(simUrl: string, opts: GatewayOptions = {}): Promise<Proc> {
   const prof = opts.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${opts.cpuProfDir}`] : [];
   return startOnFreePort(
     "gateway",
     ["run", "-A", "--unstable-kv", "--unstable-no-legacy-abort", ...prof, "main.ts"],
-    (port) => ({
-      ...START_ENV,
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      DATABASE_URL: "memory",
-      ADMIN_TOKEN,
-      ALPHA_UPSTREAM_URL: simUrl,
-      ALPHA_UPSTREAM_KEY: "up-alpha",
-      BETA_UPSTREAM_URL: simUrl,
-      BETA_UPSTREAM_KEY: "up-beta",
-      DELTA_UPSTREAM_URL: simUrl,
-      DELTA_UPSTREAM_KEY: "up-delta",
-      THETA_UPSTREAM_URL: simUrl,
-      THETA_UPSTREAM_KEYS: "up-theta-1,up-theta-2",
-      // The hold test opens BENCH_STREAMS (1,000) streams at once: past the default standard share of the
-      // capacity slots (1,024 − 103) they would be refused. Unbounded here; the count is still kept.
-      MAX_INFLIGHT_UPSTREAM: "0",
-      ...opts.env,
-    }),
+    (port) =>
+      withStartEnv({
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        DATABASE_URL: "memory",
+        ADMIN_TOKEN,
+        ALPHA_UPSTREAM_URL: simUrl,
+        ALPHA_UPSTREAM_KEY: "up-alpha",
+        BETA_UPSTREAM_URL: simUrl,
+        BETA_UPSTREAM_KEY: "up-beta",
+        DELTA_UPSTREAM_URL: simUrl,
+        DELTA_UPSTREAM_KEY: "up-delta",
+        THETA_UPSTREAM_URL: simUrl,
+        THETA_UPSTREAM_KEYS: "up-theta-1,up-theta-2",
+        // The hold test opens BENCH_STREAMS (1,000) streams at once: past the default standard share of the
+        // capacity slots (1,024 − 103) they would be refused. Unbounded here; the count is still kept.
+        MAX_INFLIGHT_UPSTREAM: "0",
+        ...opts.env,
+      }),
     "/v1/models",
     opts.fdLimit,
   );

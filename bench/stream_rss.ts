@@ -6,8 +6,8 @@
  *
  * A VARIANT is `name[:K=V[,K=V…]]`; a name starting with `bare` is the bare Deno proxy, any other the gateway
  * (main.ts on a KV file of its own, model k3, billing on, through bench/mem_probe.ts so its V8 heap is sampled
- * from inside), with the start task's variables (procs.ts START_ENV: `DENO_V8_FLAGS=` runs one with V8's
- * defaults). `V8=flag;flag` passes V8 flags (`--v8-flags=`), any other K=V is added to the environment
+ * from inside), with the start task's variables (procs.ts withStartEnv: `DENO_V8_FLAGS=` runs one with
+ * V8's defaults). `V8=flag;flag` passes V8 flags (`--v8-flags=`), any other K=V is added to the environment
  * (DATABASE_URL=memory, PUMP=byob for the bare proxy). STREAM_RSS_SECONDS (default 12), STREAM_RSS_WARMUP
  * (default 2), STREAM_RSS_JSON=1: a JSON run of the same length before the streams (as the side by side does).
  */
@@ -19,10 +19,10 @@ import {
   memoryOf,
   type Proc,
   ROOT,
-  START_ENV,
   startChatMock,
   stopOnSignal,
   waitReady,
+  withStartEnv,
 } from "./procs.ts";
 import { chat, PATH } from "./scenarios.ts";
 import { runWrk, wrkScript } from "./wrk.ts";
@@ -100,8 +100,7 @@ async function start(v: Variant, mockUrl: string, dir: string, probe: string): P
     : spawnProc(
       v.name,
       ["run", "-A", "--unstable-kv", "--unstable-no-legacy-abort", ...flags, "bench/mem_probe.ts"],
-      {
-        ...START_ENV,
+      withStartEnv({
         PORT: String(port),
         HOST: "127.0.0.1",
         DATA_DIR: dir,
@@ -111,7 +110,7 @@ async function start(v: Variant, mockUrl: string, dir: string, probe: string): P
         MAX_INFLIGHT_UPSTREAM: "0",
         MEM_PROBE_FILE: probe,
         ...v.env,
-      },
+      }),
       url,
     );
   try {

@@ -169,5 +169,13 @@ export async function summariseProfiles(dir: string): Promise<string[]> {
 }
 
 if (import.meta.main) {
-  for (const line of await summariseProfiles(Deno.args[0] ?? "bench/prof")) console.log(line);
+  const dir = Deno.args[0] ?? "bench/prof";
+  for (const line of await summariseProfiles(dir)) console.log(line);
+  for (const { name, profile } of await readProfiles(dir)) {
+    const top = topInclusive(profile, PROFILE_ROOT, 25);
+    console.log(
+      `${name}: top total time (share of busy samples): ` +
+        top.map((t) => `\`${t.name}\` ${(t.share * 100).toFixed(1)}%`).join("; "),
+    );
+  }
 }

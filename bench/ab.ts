@@ -7,8 +7,8 @@
  *
  * A variant's K=V pairs are its environment, over the start task's variables (procs.ts withStartEnv:
  * `DENO_V8_FLAGS=,MALLOC_ARENA_MAX=` runs a gateway with the runtime's defaults); `DIR=/path` runs the gateway
- * of another tree (a `git worktree` of the previous commit). AB_LOAD picks the load: `json32` (default) and `stream32` report requests (streams)
- * per second and the gateway's CPU per response at 32 connections; `json1` the p50 and p99 latency at one
+ * of another tree (a `git worktree` of the previous commit). AB_LOAD picks the load: `json32` (default) and
+ * `stream32` report requests (streams) per second and the gateway's CPU per response at 32 connections; `json1` the p50 and p99 latency at one
  * connection minus the mock's own, measured just before (the side by side's "c=1 added p50 / p99"); `ttfb1` a
  * stream's time to its first body chunk at one connection the same way (a Deno fetch client, bench/load.ts, as
  * the side by side). A variant with `BARE=1` is the bare Deno proxy (bench/bare_proxy.ts) instead of a gateway.

@@ -20,6 +20,7 @@ import { createHandler } from "../src/http/server.ts";
 import { WireResponse } from "../src/upstream/upstream_response.ts";
 import { COMPLETION, streamFrames } from "./chat_mock.ts";
 import { envNum } from "./env.ts";
+import { percentile } from "./load.ts";
 import { ADMIN_TOKEN } from "./procs.ts";
 import { chat, PATH } from "./scenarios.ts";
 
@@ -180,7 +181,7 @@ if (import.meta.main) {
           `(system ${x.sysUs.toFixed(1)}) per request`,
       );
     }
-    const median = (f: (x: HandlerRound) => number) => all.map(f).sort((a, b) => a - b)[all.length >> 1]!;
+    const median = (f: (x: HandlerRound) => number) => percentile(Float64Array.from(all, f).sort(), 50);
     console.log(
       `median: ${median((x) => x.wallUs).toFixed(1)} µs wall, ${median((x) => x.cpuUs).toFixed(1)} µs CPU`,
     );

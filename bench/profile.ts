@@ -150,32 +150,31 @@ export async function readProfiles(dir: string): Promise<{ name: string; profile
   return out;
 }
 
-/** Notes lines for RESULTS.md from every profile in `dir`. */
-export async function summariseProfiles(dir: string): Promise<string[]> {
+/** Notes lines for RESULTS.md from every profile in `dir`: its top self time, and with `totals` its top total
+ *  time too. */
+export async function summariseProfiles(dir: string, totals = false): Promise<string[]> {
   const out: string[] = [];
   for (const { name, profile } of await readProfiles(dir)) {
     const { top, busy, total } = topSelf(profile, PROFILE_ROOT);
     const secs = (profile.endTime - profile.startTime) / 1e6;
+    const shares = (ts: SelfTime[]) =>
+      ts.map((t) => `\`${t.name}\` ${(t.share * 100).toFixed(1)}%`).join("; ");
     out.push(
       `Gateway CPU profile ${dir}/${name} (${secs.toFixed(1)} s, ${
         ((busy / Math.max(1, total)) * 100).toFixed(0)
       }% ` +
-        `of samples busy). Top self time (share of busy samples): ` +
-        top.map((t) => `\`${t.name}\` ${(t.share * 100).toFixed(1)}%`).join("; "),
+        `of samples busy). Top self time (share of busy samples): ` + shares(top),
     );
+    if (totals) {
+      out.push(
+        `${name}: top total time (share of busy samples): ${shares(topInclusive(profile, PROFILE_ROOT, 25))}`,
+      );
+    }
   }
   if (out.length === 0) out.push(`BENCH_CPU_PROF=1 but no .cpuprofile was written to ${dir}.`);
   return out;
 }
 
 if (import.meta.main) {
-  const dir = Deno.args[0] ?? "bench/prof";
-  for (const line of await summariseProfiles(dir)) console.log(line);
-  for (const { name, profile } of await readProfiles(dir)) {
-    const top = topInclusive(profile, PROFILE_ROOT, 25);
-    console.log(
-      `${name}: top total time (share of busy samples): ` +
-        top.map((t) => `\`${t.name}\` ${(t.share * 100).toFixed(1)}%`).join("; "),
-    );
-  }
+  for (const line of await summariseProfiles(Deno.args[0] ?? "bench/prof", true)) console.log(line);
 }

@@ -1,5 +1,12 @@
 import assert from "node:assert/strict";
-import { type CpuProfile, originOf, topInclusive, topSelf } from "./profile.ts";
+import {
+  type CpuProfile,
+  originOf,
+  PROFILE_ROOT,
+  summariseProfiles,
+  topInclusive,
+  topSelf,
+} from "./profile.ts";
 
 const frame = (functionName: string, url = "", lineNumber = -1) => ({ functionName, url, lineNumber });
 // Five samples 1 ms apart (at 1..5 ms): f, f, g, idle, f.
@@ -76,4 +83,28 @@ Deno.test("topInclusive: a sample counts once for each of the gateway's own func
   assert.deepEqual(topInclusive(nested, "/repo/", 15, { fromMs: 4.5, toMs: 7 }), [
     { name: "h src/h.ts:1", samples: 1, share: 1 / 2 },
   ]);
+});
+
+Deno.test("summariseProfiles: one line of self time per profile, and with totals one of total time", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const own: CpuProfile = {
+      ...profile,
+      nodes: [
+        { id: 1, callFrame: frame("(root)"), children: [2, 3] },
+        { id: 2, callFrame: frame("(idle)"), hitCount: 1 },
+        { id: 3, callFrame: frame("f", `file://${PROFILE_ROOT}src/a.ts`, 3), hitCount: 3, children: [4] },
+        { id: 4, callFrame: frame("g"), hitCount: 1 },
+      ],
+    };
+    await Deno.writeTextFile(`${dir}/one.cpuprofile`, JSON.stringify(own));
+    const [self, ...rest] = await summariseProfiles(dir);
+    assert.deepEqual(rest, []);
+    assert.match(self!, /Top self time \(share of busy samples\): `f src\/a\.ts:4` 75\.0%; `g` 25\.0%$/);
+    const lines = await summariseProfiles(dir, true);
+    assert.equal(lines.length, 2);
+    assert.equal(lines[1], "one.cpuprofile: top total time (share of busy samples): `f src/a.ts:4` 100.0%");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

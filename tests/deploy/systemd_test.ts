@@ -119,9 +119,10 @@ Deno.test("the unit's command line serves WORKERS=2 on one port and the whole tr
     await waitReady(url, supervisor);
     workers = await childPids(supervisor.pid, 2);
     // The runtime's memory settings are variables (the unit's, from the start task): every worker inherits them.
+    const runtime = Object.entries(startTask().env);
     for (const pid of workers) {
       const environ = await environOf(pid);
-      for (const [name, value] of Object.entries(startTask().env)) {
+      for (const [name, value] of runtime) {
         assert.equal(environ.get(name), value, `worker ${pid}: ${name}`);
       }
     }

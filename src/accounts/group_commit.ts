@@ -3,9 +3,10 @@
  * commit, as money deltas (per key, the spend and credit added since the last round) and usage rows. A round
  * starts `intervalMs` after the first pending change, or, when changes queued up behind the previous commit,
  * as that commit returns but not sooner than ROUND_GAP_MS after it started — never a timer wait on top of a
- * slow commit. So the lag from a settlement to its durability is at most: the interval + the commit in
- * flight + its own commit (+ event loop delay). The lag is measured on every round (`stats()`,
- * `GET /admin/ledger`, `deno task bench`).
+ * slow commit. So the lag from a settlement to its durability is at most: the longer of the interval and
+ * ROUND_GAP_MS + the commit in flight + its own commit (+ event loop delay), far within the durability window
+ * (SETTLE_DURABILITY_MS). The lag is measured on every round (`stats()`, `GET /admin/ledger`,
+ * `deno task bench`). `flush()` starts a round at once: a reader of the store waits for no timer.
  * A kill -9 loses at most the settlements inside that lag — charges the user then does not pay (never a
  * double charge). In drain mode (SIGTERM) every change commits at once, without the interval, and every
  * `checkpointMs` the rows that open streams would settle with if cut now are written as checkpoints, so a
@@ -37,13 +38,13 @@ export interface CommitStats {
 /** A failed commit is retried after this long at least, so a broken store is not hammered. */
 const RETRY_MS = 50;
 /**
- * Under load, rounds start at most this often (never more often than the interval allows, none in drain
- * mode), so each carries more rows: a round has a cost of its own — on KV its transaction, its batch marker,
- * the hourly sums — that back-to-back rounds of a few milliseconds paid for every handful of rows
- * (-11.5 µs of gateway CPU per JSON request at ~6,000 requests/s, docs/performance.md). Within the
- * interval, so the lag bound above holds as it is.
+ * Under load, rounds start at most this often (in drain mode at once), so each carries more rows: a round
+ * has a cost of its own — on a KV file its transaction (≈0.4 ms of SQLite's thread), its batch marker, the
+ * hourly sums — that rounds every 5 ms paid for every 30-odd rows at 6,000–7,000 requests/s. On a KV file
+ * 30 rows a round cost 34 µs of CPU per row, 150 rows 19 µs (bench/commit_cost.ts; docs/performance.md
+ * "The group commit's rounds").
  */
-const ROUND_GAP_MS = 5;
+const ROUND_GAP_MS = 25;
 
 /** Batch ids (CommitBatch.id): a random stem per generator and a counter (util/ids.ts), so ids of batches of
  *  every process and every start differ. */
@@ -253,10 +254,10 @@ export class GroupCommitter {
     this.#stats.lagMsSum += lag;
     this.#stats.rows += batch.usage.length;
     if (batch.usage.length > this.#stats.maxRows) this.#stats.maxRows = batch.usage.length;
-    // Changes that queued behind this commit go now, or ROUND_GAP_MS after it started — not after another
-    // interval.
+    // Changes that queued behind this commit go now, or ROUND_GAP_MS after it started (draining: now) — not
+    // after another interval.
     if (this.#pendingSince !== undefined) {
-      const gap = Math.min(ROUND_GAP_MS, this.#intervalMs) - (this.now() - startedAt);
+      const gap = (this.#intervalMs === 0 ? 0 : ROUND_GAP_MS) - (this.now() - startedAt);
       this.#timer = setTimeout(() => this.#startRound(), Math.max(0, gap));
     }
     return true;

@@ -63,7 +63,7 @@ Deno.test("GroupCommitter commits changes queued behind a commit at once, not af
   assert.equal(gc.stats().commits, 2);
 });
 
-Deno.test("GroupCommitter starts a round no sooner than 5 ms after the previous one started: the changes behind a quick commit go together", async () => {
+Deno.test("GroupCommitter starts a round no sooner than 25 ms after the previous one started: the changes behind a quick commit go together", async () => {
   const s = gatedStore();
   let clock = 0;
   const gc = new GroupCommitter(s.store, 60_000, QUIET, () => clock);
@@ -75,7 +75,7 @@ Deno.test("GroupCommitter starts a round no sooner than 5 ms after the previous 
   await first;
   gc.money("c", 3n, 0n);
   await new Promise((r) => setTimeout(r, 0));
-  assert.equal(s.attempts.length, 1, "the next round waits for the rest of the 5 ms");
+  assert.equal(s.attempts.length, 1, "the next round waits for the rest of the 25 ms");
   clock = 2;
   gc.money("d", 4n, 0n);
   await s.release(); // the next round, once started

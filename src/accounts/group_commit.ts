@@ -39,9 +39,9 @@ export interface CommitStats {
 const RETRY_MS = 50;
 /**
  * Under load, rounds start at most this often (in drain mode at once), so each carries more rows: a round
- * has a cost of its own — on a KV file its transaction (≈0.4 ms of SQLite's thread), its batch marker, the
+ * has a cost of its own — on a KV file its transaction (≈0.3 ms of SQLite's thread), its batch marker, the
  * hourly sums — that rounds every 5 ms paid for every 30-odd rows at 6,000–7,000 requests/s. On a KV file
- * 30 rows a round cost 34 µs of CPU per row, 150 rows 19 µs (bench/commit_cost.ts; docs/performance.md
+ * 30 rows a round cost 27 µs of CPU per row, 150 rows 16 µs (bench/commit_cost.ts; docs/performance.md
  * "The group commit's rounds").
  */
 const ROUND_GAP_MS = 25;

@@ -6,7 +6,8 @@
  *   deno run -A --unstable-kv bench/ab.ts ROUNDS NAME[:K=V,...] ...
  *
  * A variant's K=V pairs are its environment, over the start task's variables (procs.ts withStartEnv:
- * `DENO_V8_FLAGS=,MALLOC_ARENA_MAX=` runs a gateway with the runtime's defaults); `DIR=/path` runs the gateway
+ * `DENO_V8_FLAGS=,MALLOC_ARENA_MAX=` runs a gateway with the runtime's defaults; a value's `;` stands for a comma,
+ * `DENO_V8_FLAGS=--a;--b`); `DIR=/path` runs the gateway
  * of another tree (a `git worktree` of the previous commit). AB_LOAD picks the load: `json32` (default) and
  * `stream32` report requests (streams) per second and the gateway's CPU per response at 32 connections; `json1` the p50 and p99 latency at one
  * connection minus the mock's own, measured just before (the side by side's "c=1 added p50 / p99"); `ttfb1` a
@@ -38,7 +39,7 @@ const variants = Deno.args.slice(1).map((arg) => {
   const env: Record<string, string> = {};
   for (const pair of (colon < 0 ? "" : arg.slice(colon + 1)).split(",").filter(Boolean)) {
     const eq = pair.indexOf("=");
-    env[pair.slice(0, eq)] = pair.slice(eq + 1);
+    env[pair.slice(0, eq)] = pair.slice(eq + 1).replaceAll(";", ",");
   }
   return { name: colon < 0 ? arg : arg.slice(0, colon), env };
 });

@@ -83,6 +83,24 @@ Deno.test("GroupCommitter starts a round no sooner than 25 ms after the previous
   assert.deepEqual(s.batches.map(ids), [["a:1"], ["b:2", "c:3", "d:4"]]);
 });
 
+Deno.test("GroupCommitter under load: the 25 ms between rounds holds with the gateway's 5 ms interval, and a flush does not wait for it", async () => {
+  const s = gatedStore();
+  let clock = 0;
+  const gc = new GroupCommitter(s.store, 5, QUIET, () => clock);
+  gc.money("a", 1n, 0n);
+  const first = gc.flush();
+  gc.money("b", 2n, 0n); // queued while the first commit is in flight
+  clock = 6; // the first commit took longer than the interval, not 25 ms
+  await s.release();
+  await first;
+  await new Promise((r) => setTimeout(r, 10)); // longer than the interval
+  assert.equal(s.attempts.length, 1, "the next round waits for the rest of the 25 ms, not the 5 ms interval");
+  const flushed = gc.flush(); // a reader of the store: starts the round at once
+  await s.release();
+  await flushed;
+  assert.deepEqual(s.batches.map(ids), [["a:1"], ["b:2"]]);
+});
+
 Deno.test("GroupCommitter.flush resolves only when every earlier change is durable", async () => {
   const s = gatedStore();
   const gc = new GroupCommitter(s.store, 60_000, QUIET);

@@ -63,20 +63,29 @@ Deno.test("GroupCommitter commits changes queued behind a commit at once, not af
   assert.equal(gc.stats().commits, 2);
 });
 
-Deno.test("GroupCommitter starts a round no sooner than 25 ms after the previous one started: the changes behind a quick commit go together", async () => {
+/**
+ * A committer with `intervalMs` on a gated store and a clock the test moves: its first round (`a:1`) has
+ * committed, `commitMs` after it started, with `b:2` queued behind it.
+ */
+async function afterFirstRound(intervalMs: number, commitMs: number) {
   const s = gatedStore();
-  let clock = 0;
-  const gc = new GroupCommitter(s.store, 60_000, QUIET, () => clock);
+  const clock = { ms: 0 };
+  const gc = new GroupCommitter(s.store, intervalMs, QUIET, () => clock.ms);
   gc.money("a", 1n, 0n);
   const first = gc.flush();
   gc.money("b", 2n, 0n); // queued while the first commit is in flight
-  clock = 1; // the first commit takes 1 ms
+  clock.ms = commitMs;
   await s.release();
   await first;
+  return { s, gc, clock };
+}
+
+Deno.test("GroupCommitter starts a round no sooner than 25 ms after the previous one started: the changes behind a quick commit go together", async () => {
+  const { s, gc, clock } = await afterFirstRound(60_000, 1); // the first commit takes 1 ms
   gc.money("c", 3n, 0n);
   await new Promise((r) => setTimeout(r, 0));
   assert.equal(s.attempts.length, 1, "the next round waits for the rest of the 25 ms");
-  clock = 2;
+  clock.ms = 2;
   gc.money("d", 4n, 0n);
   await s.release(); // the next round, once started
   await gc.flush();
@@ -84,20 +93,28 @@ Deno.test("GroupCommitter starts a round no sooner than 25 ms after the previous
 });
 
 Deno.test("GroupCommitter under load: the 25 ms between rounds holds with the gateway's 5 ms interval, and a flush does not wait for it", async () => {
-  const s = gatedStore();
-  let clock = 0;
-  const gc = new GroupCommitter(s.store, 5, QUIET, () => clock);
-  gc.money("a", 1n, 0n);
-  const first = gc.flush();
-  gc.money("b", 2n, 0n); // queued while the first commit is in flight
-  clock = 6; // the first commit took longer than the interval, not 25 ms
-  await s.release();
-  await first;
+  // The first commit took longer than the interval, not 25 ms.
+  const { s, gc } = await afterFirstRound(5, 6);
   await new Promise((r) => setTimeout(r, 10)); // longer than the interval
   assert.equal(s.attempts.length, 1, "the next round waits for the rest of the 25 ms, not the 5 ms interval");
   const flushed = gc.flush(); // a reader of the store: starts the round at once
   await s.release();
   await flushed;
+  assert.deepEqual(s.batches.map(ids), [["a:1"], ["b:2"]]);
+});
+
+Deno.test("GroupCommitter draining: a change queued behind the commit in flight goes as it returns, without the 25 ms between rounds", async () => {
+  const s = gatedStore();
+  const gc = new GroupCommitter(s.store, 60_000, QUIET, () => 0);
+  gc.money("a", 1n, 0n);
+  const drained = gc.drain();
+  gc.money("b", 2n, 0n); // queued while the drain's commit is in flight
+  await s.release();
+  await drained;
+  await new Promise((r) => setTimeout(r, 5));
+  assert.equal(s.attempts.length, 2, "the next round started at once");
+  await s.release();
+  await gc.flush();
   assert.deepEqual(s.batches.map(ids), [["a:1"], ["b:2"]]);
 });
 

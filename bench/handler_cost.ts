@@ -18,6 +18,7 @@ import { parseConfig } from "../src/config/env.ts";
 import { type Gateway, startGateway } from "../src/gateway.ts";
 import { createHandler } from "../src/http/server.ts";
 import { WireResponse } from "../src/upstream/upstream_response.ts";
+import { wholeChunks } from "../src/util/chunk_source.ts";
 import { COMPLETION, streamFrames } from "./chat_mock.ts";
 import { envNum } from "./env.ts";
 import { percentile } from "./load.ts";
@@ -50,7 +51,7 @@ const JSON_BYTES = encoder.encode(COMPLETION);
 /** The stream's frames in one piece: the mock queues them at once, so the upstream read takes them together. */
 const STREAM_BYTES = encoder.encode(streamFrames().join(""));
 
-/** The stub's answer: a head read off the wire and its body, whole (JSON) or as a stream of one read. */
+/** The stub's answer: a head read off the wire and its body, whole (JSON) or as one read of its frames. */
 function stubAnswer(load: HandlerLoad): WireResponse {
   if (load === "json") {
     return new WireResponse({
@@ -61,19 +62,13 @@ function stubAnswer(load: HandlerLoad): WireResponse {
       keepAlive: true,
     }, JSON_BYTES);
   }
-  const body = new ReadableStream<Uint8Array>({
-    start(c) {
-      c.enqueue(STREAM_BYTES);
-      c.close();
-    },
-  });
   return new WireResponse({
     status: 200,
     statusText: "OK",
     headers: [["content-type", "text/event-stream"], ["transfer-encoding", "chunked"]],
     framing: { kind: "chunked" },
     keepAlive: true,
-  }, body);
+  }, wholeChunks(STREAM_BYTES));
 }
 
 export async function handlerBench(load: HandlerLoad, dataDir: string): Promise<HandlerBench> {

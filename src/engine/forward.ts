@@ -11,7 +11,8 @@ import type { IREvent } from "../ir/events.ts";
 import { retryAfterSeconds, unavailableError, upstreamStatusError } from "../families/upstream_errors.ts";
 import { sseFrameReader } from "../protocols/sse_parse.ts";
 import { callUpstream } from "../upstream/client.ts";
-import type { UpstreamResponse } from "../upstream/upstream_response.ts";
+import { bodyChunks, type UpstreamResponse } from "../upstream/upstream_response.ts";
+import type { ChunkSource } from "../util/chunk_source.ts";
 import { carryingRequestHeaders } from "../request/answer_headers.ts";
 import { formatUsd } from "../money/usd.ts";
 import { jsonAnswer } from "./json_answer.ts";
@@ -108,17 +109,18 @@ export async function forward(x: Exchange): Promise<Response> {
     upstreamModel: x.upstreamModel,
     maxOutputTokens: x.ir.maxOutputTokens,
   };
-  if (!stream || !res.body) return await jsonAnswer(res, x, call, run);
+  const chunks = stream ? bodyChunks(res) : null;
+  if (!chunks) return await jsonAnswer(res, x, call, run);
   // Checked before the 200 goes out: an upstream that does not stream (an HTML 200, a JSON body) is an
   // invalid response like on the JSON path — 502 and nothing charged.
   if (!isEventStream(res.headers.get("content-type"))) {
-    await res.body.cancel().catch(() => {});
+    await chunks.cancel().catch(() => {});
     throw new GatewayError(codes.invalidResponse);
   }
 
   // From here the pipeline watches the deadline itself, so it can end the stream with the error frame; it
   // settles the hold when the stream ends, and owns it once the 200 went out (settlement.ts `close`).
-  const pipeline = openStream(x, res.body, call, run?.handOver());
+  const pipeline = openStream(x, chunks, call, run?.handOver());
   settlement.streaming(pipeline);
   // A family that checks the answer's start refuses here, before the 200, as an ordinary HTTP error (free).
   const refusal = await pipeline.start();
@@ -148,7 +150,7 @@ export async function forward(x: Exchange): Promise<Response> {
  */
 function openStream(
   x: Exchange,
-  body: ReadableStream<Uint8Array>,
+  body: ChunkSource,
   call: UpstreamCallFacts,
   deadline: PipelineDeadline | undefined,
 ): StreamPipeline {

@@ -179,45 +179,59 @@ export class StreamPipeline {
     }
   }
 
-  /** One client pull: upstream reads until something is written or the stream is over. */
-  async #pull(): Promise<void> {
+  /**
+   * One client pull: upstream reads until something is written or the stream is over. `then`, not async
+   * functions, here and in `#step`: a suspended one is an object of its own, held by every idle stream while
+   * its read is outstanding (docs/performance.md "Idle streams: what one holds").
+   */
+  #pull(): Promise<void> | void {
     try {
-      for (;;) {
-        if (this.#over) return;
-        const step = this.#primed ?? await this.#step();
-        this.#primed = undefined;
-        if (!step) return;
-        if (step.error) return this.#fail(step.text, step.error);
-        // The terminal frames are out: close, whatever the upstream still sends.
-        if (step.done || this.#finished) return this.#close(step.text);
-        if (!step.text) continue;
-        const first = !this.#written;
-        this.#send(step.text);
-        // No next pull before this one ends: the first bytes go out (util/yield_turn.ts) before the rest of a
-        // burst is read and translated.
-        if (first) await yieldTurn();
-        return;
-      }
+      if (this.#over) return;
+      const primed = this.#primed;
+      this.#primed = undefined;
+      if (primed) return this.#write(primed);
+      return this.#step().then(this.#onStep, this.#failed);
     } catch (err) {
-      this.#fail("", this.#asStreamError(err));
+      this.#failed(err);
     }
   }
 
-  /**
-   * One upstream read, translated; undefined when the stream ended meanwhile. Idle time is counted only while
-   * the read is outstanding. (The read is awaited here, not in a helper: each suspended async function is an
-   * object of its own, held by every idle stream.)
-   */
-  async #step(): Promise<ReadStep | undefined> {
-    let batch: SseFrame[] | undefined;
-    this.#readingSince = Date.now();
+  /** A step's text written (or the stream ended by it); a step with nothing to write pulls on. */
+  #write(step: ReadStep | undefined): Promise<void> | void {
+    if (!step) return;
+    if (step.error) return this.#fail(step.text, step.error);
+    // The terminal frames are out: close, whatever the upstream still sends.
+    if (step.done || this.#finished) return this.#close(step.text);
+    if (!step.text) return this.#pull();
+    const first = !this.#written;
+    this.#send(step.text);
+    // No next pull before this one ends: the first bytes go out (util/yield_turn.ts) before the rest of a
+    // burst is read and translated.
+    if (first) return yieldTurn();
+  }
+
+  #onStep = (step: ReadStep | undefined): Promise<void> | void => {
     try {
-      batch = await this.#reader.read();
-    } finally {
-      this.#readingSince = undefined;
+      return this.#write(step);
+    } catch (err) {
+      this.#failed(err);
     }
-    if (this.#over) return undefined;
-    return batch ? { ...this.#translate(batch), done: false } : { ...this.#endOfUpstream(), done: true };
+  };
+
+  #failed = (err: unknown): void => this.#fail("", this.#asStreamError(err));
+
+  /** One upstream read, translated; undefined when the stream ended meanwhile. Idle time is counted only while
+   *  the read is outstanding. */
+  #step(): Promise<ReadStep | undefined> {
+    this.#readingSince = Date.now();
+    return this.#reader.read().then((batch) => {
+      this.#readingSince = undefined;
+      if (this.#over) return undefined;
+      return batch ? { ...this.#translate(batch), done: false } : { ...this.#endOfUpstream(), done: true };
+    }, (err) => {
+      this.#readingSince = undefined;
+      throw err;
+    });
   }
 
   /** Upstream cut, malformed frame or a codec bug: one error frame, never a silent close. */

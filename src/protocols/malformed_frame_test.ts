@@ -12,6 +12,7 @@ import type { IRRequest } from "../ir/request.ts";
 import { type EncodeContext, type ProtocolName, type SseFrame, UpstreamProtocolError } from "./codec.ts";
 import { PROTOCOLS } from "./registry.ts";
 import { replaySse, sseFrameReader } from "./sse_parse.ts";
+import { streamChunks } from "../util/chunk_source.ts";
 
 function fixture(protocol: ProtocolName): string {
   return Deno.readTextFileSync(
@@ -47,7 +48,7 @@ async function pipe(text: string, mode: StreamMode): Promise<{ frames: SseFrame[
   let outcome: StreamOutcome | undefined;
   const body = new Response(text).body!;
   const out = new StreamPipeline({
-    batches: sseFrameReader(body),
+    batches: sseFrameReader(streamChunks(body)),
     mode,
     requestId: "req_test",
     heartbeatMs: 60_000,

@@ -1,19 +1,9 @@
 import { createParser } from "eventsource-parser";
-import { isPlain } from "../util/plain_streams.ts";
+import { type ChunkSource, streamChunks } from "../util/chunk_source.ts";
 import type { SseFrame } from "./codec.ts";
 
 /** A line longer than this (an upstream that never ends its event) fails the stream instead of growing memory. */
 const MAX_EVENT_BYTES = 16 * 1024 * 1024;
-
-/**
- * The upstream read buffer: each read gets one twice the size of what the last read brought, a power of two
- * within these bounds — so a burst grows it and a quiet stream (token by token, a few hundred bytes a read)
- * waits on the smallest. An idle stream holds its pending read's buffer: 1 KiB instead of a fixed 4 KiB saved
- * ~2 KB per idle stream (docs/performance.md "Idle streams: what one holds"). 16 KiB read no faster than 4 KiB
- * under load.
- */
-const MIN_READ_BYTES = 1024;
-const MAX_READ_BYTES = 16 * 1024;
 
 /** The parsed SSE frames of an upstream body, read as the caller asks (nothing is read ahead). */
 export interface FrameReader {
@@ -30,15 +20,11 @@ export interface FrameReader {
 /**
  * Upstream body bytes → parsed SSE frames, one batch per upstream read, so that everything the upstream sent
  * in one read goes to the client in one write. The parser is the standard one (eventsource-parser); no
- * hand-made line splitting. Byte streams (fetch bodies) are read BYOB into a reused buffer: the runtime's
- * default reader would pin a fresh 64 KiB buffer per pending read, which is most of the memory of a thousand
- * quiet streams. The wire client's body (src/upstream/wire_client.ts) is a plain stream, read with the default
- * reader (a PlainStream, src/util/plain_streams.ts, so no BYOB probe throws for it): each read hands over
- * all that one socket read brought, and a pending read holds no buffer of its own. A reader, not a
- * ReadableStream of batches: the stream pipeline is its only consumer, and a stream between them cost each
- * idle stream its own objects and a promise chain.
+ * hand-made line splitting. The body comes as a ChunkSource (src/util/chunk_source.ts): the wire client's
+ * own, or a Fetch body read BYOB. A reader, not a ReadableStream of batches: the stream pipeline is its only
+ * consumer, and a stream between them cost each idle stream its own objects and a promise chain.
  */
-export function sseFrameReader(body: ReadableStream<Uint8Array>): FrameReader {
+export function sseFrameReader(bytes: ChunkSource): FrameReader {
   const decoder = new TextDecoder();
   let batch: SseFrame[] = [];
   let failure: Error | undefined;
@@ -49,66 +35,20 @@ export function sseFrameReader(body: ReadableStream<Uint8Array>): FrameReader {
       failure = err;
     },
   });
-  const bytes = byteReader(body);
   let ended = false;
-  return {
-    async read() {
-      while (!ended) {
-        const chunk = await bytes.next();
-        if (chunk === undefined) ended = true;
-        parser.feed(chunk === undefined ? decoder.decode() : decoder.decode(chunk, { stream: true }));
-        if (failure) throw failure;
-        if (batch.length > 0) {
-          const out = batch;
-          batch = [];
-          return out;
-        }
-      }
-      return undefined;
-    },
-    cancel: (reason) => bytes.cancel(reason),
+  // `then`, not an async function: a suspended one is an object of its own, held by every idle stream.
+  const took = (chunk: Uint8Array | undefined): SseFrame[] | undefined | Promise<SseFrame[] | undefined> => {
+    if (chunk === undefined) ended = true;
+    parser.feed(chunk === undefined ? decoder.decode() : decoder.decode(chunk, { stream: true }));
+    if (failure) throw failure;
+    if (batch.length === 0) return read(); // a read that completed no frame: read on
+    const out = batch;
+    batch = [];
+    return out;
   };
-}
-
-/** Reads a body chunk by chunk (undefined at the end), BYOB into a reused buffer where the stream allows it. */
-function byteReader(body: ReadableStream<Uint8Array>) {
-  let byob: ReadableStreamBYOBReader | undefined;
-  if (!isPlain(body)) {
-    try {
-      byob = body.getReader({ mode: "byob" });
-    } catch {
-      byob = undefined; // a plain stream of another kind
-    }
-  }
-  if (byob) {
-    const reader = byob;
-    let buffer = new Uint8Array(MIN_READ_BYTES);
-    // `then`, not an async function: a suspended one is an object of its own, held by every idle stream.
-    const took = ({ done, value }: ReadableStreamReadResult<Uint8Array<ArrayBuffer>>) => {
-      if (done || !value) return undefined;
-      const size = readSize(value.byteLength);
-      // The read transferred the buffer: take it back for the next read, or one of the size now wanted.
-      buffer = size === value.buffer.byteLength ? new Uint8Array(value.buffer) : new Uint8Array(size);
-      return value;
-    };
-    return {
-      next: (): Promise<Uint8Array | undefined> => reader.read(buffer).then(took),
-      cancel: (reason?: unknown) => reader.cancel(reason),
-    };
-  }
-  const reader = body.getReader();
-  return {
-    next: (): Promise<Uint8Array | undefined> =>
-      reader.read().then(({ done, value }) => done ? undefined : value),
-    cancel: (reason?: unknown) => reader.cancel(reason),
-  };
-}
-
-/** The next read's buffer size after a read of `n` bytes (MIN_READ_BYTES). */
-function readSize(n: number): number {
-  let size = MIN_READ_BYTES;
-  while (size < 2 * n && size < MAX_READ_BYTES) size *= 2;
-  return size;
+  const read = (): Promise<SseFrame[] | undefined> =>
+    ended ? Promise.resolve(undefined) : bytes.next().then(took);
+  return { read, cancel: (reason) => bytes.cancel(reason) };
 }
 
 /** Test helper: replay recorded SSE text through the real parser, cut into byte chunks at `cuts`. */
@@ -126,7 +66,7 @@ export async function replaySse(text: string, cuts: number[] = []): Promise<SseF
     },
   });
   const out: SseFrame[] = [];
-  const frames = sseFrameReader(body);
+  const frames = sseFrameReader(streamChunks(body));
   for (let batch = await frames.read(); batch; batch = await frames.read()) out.push(...batch);
   return out;
 }

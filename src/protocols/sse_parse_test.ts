@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { SseFrame } from "./codec.ts";
 import { PlainStream } from "../util/plain_streams.ts";
+import { streamChunks } from "../util/chunk_source.ts";
 import { replaySse, sseFrameReader } from "./sse_parse.ts";
 
 Deno.test("replaySse yields the same frames whatever the byte cuts", async () => {
@@ -34,7 +35,7 @@ Deno.test("sseFrameReader reads a byte stream BYOB through a growing buffer and 
       c.close();
     },
   });
-  const frames = sseFrameReader(body);
+  const frames = sseFrameReader(streamChunks(body));
   const seen: SseFrame[] = [];
   let reads = 0;
   for (let batch = await frames.read(); batch; batch = await frames.read()) {
@@ -67,7 +68,7 @@ Deno.test("sseFrameReader reads a PlainStream with the default reader, without a
     return body;
   };
   const read = async (body: ReadableStream<Uint8Array>) => {
-    const frames = sseFrameReader(body);
+    const frames = sseFrameReader(streamChunks(body));
     const out: SseFrame[] = [];
     for (let batch = await frames.read(); batch; batch = await frames.read()) out.push(...batch);
     return out;

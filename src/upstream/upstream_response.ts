@@ -6,6 +6,7 @@
  * headers, 0.8 without, docs/performance.md "Upstream answers without a Response").
  */
 import { concatBytes } from "../util/bytes.ts";
+import { type ChunkSource, chunkStream, streamChunks, wholeChunks } from "../util/chunk_source.ts";
 import { PlainStream } from "../util/plain_streams.ts";
 import type { ResponseHead } from "../http1/head.ts";
 
@@ -21,15 +22,27 @@ export interface UpstreamResponse {
 
 const decoder = new TextDecoder();
 
-/** A head read off the wire and its body: bytes already there whole, a stream still to read, or none. */
+/**
+ * The body of `res` chunk by chunk, or null when it has none: a wire answer's own source (no stream made), a
+ * Fetch body through a reader. Once, instead of reading `res.body`.
+ */
+export function bodyChunks(res: UpstreamResponse): ChunkSource | null {
+  if (res instanceof WireResponse) return res.chunks();
+  return res.body ? streamChunks(res.body) : null;
+}
+
+/**
+ * A head read off the wire and its body: bytes already there whole, a source still to read (wire_link.ts), or
+ * none. A ReadableStream is made only for a reader that asks for `body`.
+ */
 export class WireResponse implements UpstreamResponse {
   readonly status: number;
   readonly statusText: string;
   readonly headers: WireHeaders;
-  #body: Uint8Array | ReadableStream<Uint8Array> | null;
+  #body: Uint8Array | ChunkSource | ReadableStream<Uint8Array> | null;
   #read = false;
 
-  constructor(head: ResponseHead, body: Uint8Array | ReadableStream<Uint8Array> | null) {
+  constructor(head: ResponseHead, body: Uint8Array | ChunkSource | null) {
     this.status = head.status;
     this.statusText = head.statusText;
     this.headers = new WireHeaders(head.headers);
@@ -40,7 +53,6 @@ export class WireResponse implements UpstreamResponse {
     return this.status >= 200 && this.status <= 299;
   }
 
-  /** Bytes that came whole are made a stream only when asked for one. */
   get body(): ReadableStream<Uint8Array> | null {
     const b = this.#body;
     if (b instanceof Uint8Array) {
@@ -50,8 +62,15 @@ export class WireResponse implements UpstreamResponse {
           c.close();
         },
       });
-    }
+    } else if (b !== null && !(b instanceof ReadableStream)) this.#body = chunkStream(b);
     return this.#body as ReadableStream<Uint8Array> | null;
+  }
+
+  /** The body chunk by chunk (bodyChunks above). */
+  chunks(): ChunkSource | null {
+    const b = this.#body;
+    if (b instanceof ReadableStream) return streamChunks(b);
+    return b instanceof Uint8Array ? wholeChunks(b) : b;
   }
 
   async text(): Promise<string> {
@@ -60,9 +79,9 @@ export class WireResponse implements UpstreamResponse {
     const b = this.#body;
     if (b === null) return "";
     if (b instanceof Uint8Array) return decoder.decode(b);
+    const source = b instanceof ReadableStream ? streamChunks(b) : b;
     const parts: Uint8Array[] = [];
-    const reader = b.getReader();
-    for (let r = await reader.read(); !r.done; r = await reader.read()) parts.push(r.value);
+    for (let chunk = await source.next(); chunk !== undefined; chunk = await source.next()) parts.push(chunk);
     return decoder.decode(concatBytes(parts));
   }
 }

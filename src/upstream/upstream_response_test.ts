@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { isPlain } from "../util/plain_streams.ts";
 import type { ResponseHead } from "../http1/head.ts";
-import { WireResponse } from "./upstream_response.ts";
+import { bodyChunks, WireResponse } from "./upstream_response.ts";
 
 const enc = new TextEncoder();
 
@@ -13,13 +13,20 @@ const head = (status: number, headers: [string, string][] = []): ResponseHead =>
   keepAlive: true,
 });
 
-const streamOf = (...parts: Uint8Array[]) =>
-  new ReadableStream<Uint8Array>({
-    start(c) {
-      for (const p of parts) c.enqueue(p);
-      c.close();
+/** A body read off the wire in `parts`, one per read; its cancels counted. */
+const sourceOf = (...parts: Uint8Array[]) => {
+  const left = [...parts];
+  const source = {
+    cancels: 0,
+    next: () => Promise.resolve(left.shift()),
+    cancel: () => {
+      source.cancels++;
+      left.length = 0;
+      return Promise.resolve();
     },
-  });
+  };
+  return source;
+};
 
 Deno.test("wire response: status, ok as Fetch's, header fields by any case, repeated ones joined", () => {
   const res = new WireResponse(
@@ -56,11 +63,44 @@ Deno.test("wire response: a streamed body's text, a character split between chun
   const bytes = enc.encode("ab привет cd");
   const res = new WireResponse(
     head(200),
-    streamOf(bytes.subarray(0, 4), bytes.subarray(4, 9), bytes.subarray(9)),
+    sourceOf(bytes.subarray(0, 4), bytes.subarray(4, 9), bytes.subarray(9)),
   );
   assert.equal(await res.text(), "ab привет cd");
-  assert.equal(await new WireResponse(head(200), streamOf(bytes)).text(), "ab привет cd");
+  assert.equal(await new WireResponse(head(200), sourceOf(bytes)).text(), "ab привет cd");
   const none = new WireResponse(head(204), null);
   assert.equal(none.body, null);
   assert.equal(await none.text(), "");
+});
+
+Deno.test("wire response: a streamed body's chunks are its own source, no stream made; asked for, a plain stream", async () => {
+  const parts = [enc.encode("data: 1\n\n"), enc.encode("data: 2\n\n")];
+  const source = sourceOf(...parts);
+  const res = new WireResponse(head(200), source);
+  assert.equal(bodyChunks(res), source);
+
+  const streamed = new WireResponse(head(200), sourceOf(...parts));
+  const body = streamed.body!;
+  assert.equal(isPlain(body), true);
+  assert.equal(streamed.body, body, "the same stream each time");
+  const reader = body.getReader();
+  assert.deepEqual((await reader.read()).value, parts[0]);
+  assert.deepEqual((await reader.read()).value, parts[1]);
+  assert.equal((await reader.read()).done, true);
+
+  const cancelled = sourceOf(...parts);
+  await new WireResponse(head(200), cancelled).body!.cancel();
+  assert.equal(cancelled.cancels, 1, "a cancelled stream cancels its source");
+});
+
+Deno.test("wire response: a body that came whole is one chunk; a Fetch body is read through a reader", async () => {
+  const bytes = enc.encode("data: 1\n\n");
+  const whole = bodyChunks(new WireResponse(head(200), bytes))!;
+  assert.deepEqual(await whole.next(), bytes);
+  assert.equal(await whole.next(), undefined);
+  assert.equal(bodyChunks(new WireResponse(head(204), null)), null);
+
+  const fetched = bodyChunks(new Response("data: 2\n\n"))!;
+  assert.equal(new TextDecoder().decode(await fetched.next()), "data: 2\n\n");
+  assert.equal(await fetched.next(), undefined);
+  assert.equal(bodyChunks(new Response(null, { status: 204 })), null);
 });

@@ -37,7 +37,7 @@ import {
   fill,
   readAhead,
 } from "../http1/reader.ts";
-import { bodyStream, type DrainOwner } from "./wire_link.ts";
+import { bodyChunks, type DrainOwner } from "./wire_link.ts";
 import { upstreamFailure, UpstreamProtocolFailure } from "./protocol_failure.ts";
 import { type UpstreamResponse, WireResponse } from "./upstream_response.ts";
 import { EntryList } from "../util/entry_list.ts";
@@ -97,7 +97,7 @@ const encoder = new TextEncoder();
 
 export class WireClient {
   readonly #idle = new Map<string, Pooled[]>();
-  /** Connections whose cancelled body is being read to its end (wire_link.ts bodyStream). */
+  /** Connections whose cancelled body is being read to its end (wire_link.ts bodyChunks). */
   readonly #draining = new EntryList<Conn>();
   readonly #drains: DrainOwner = { draining: this.#draining, closed: () => this.#closed };
   readonly #origins = new Map<string, Origin>();
@@ -330,7 +330,7 @@ export class WireClient {
       } else closeQuietly(link.conn);
       return new WireResponse(head, bytes);
     }
-    const body = framing.kind === "none" ? null : bodyStream(link, head, signal, (reuse) => {
+    const body = framing.kind === "none" ? null : bodyChunks(link, head, signal, (reuse) => {
       done();
       if (reuse) this.#give(origin, link);
       else closeQuietly(link.conn);

@@ -97,7 +97,7 @@ Deno.test("wire client: a Content-Length body that arrives in pieces streams to 
   try {
     for (let i = 0; i < 2; i++) {
       const res = await post(client, up.url);
-      // A PlainStream: the SSE reader takes it with the default reader, without a throwing BYOB probe.
+      // Asked for as a stream: a PlainStream, which a reader takes without a throwing BYOB probe.
       assert.equal(isPlain(res.body!), true);
       const { text, sizes } = await readPieces(res);
       assert.equal(text, body);

@@ -1,10 +1,10 @@
 /**
- * One upstream answer's body read off its connection as a stream (`bodyStream`, for wire_client.ts): framed by
+ * One upstream answer's body read off its connection chunk by chunk (`bodyChunks`, for wire_client.ts): framed by
  * the HTTP/1.1 module (src/http1: Content-Length, chunked, or to the connection's end) over the connection's
  * buffered reader (src/http1/reader.ts), and, after a cancel, read on briefly so that the connection can be
  * reused.
  */
-import { PlainStream } from "../util/plain_streams.ts";
+import type { ChunkSource } from "../util/chunk_source.ts";
 import { deadline } from "../util/ticker.ts";
 import { ChunkedDecoder } from "../http1/chunked.ts";
 import type { ResponseHead } from "../http1/head.ts";
@@ -29,19 +29,19 @@ const DRAIN_MS = 200;
 const DRAIN_BYTES = 4096;
 
 /**
- * One answer's body as a stream: read from the connection only when pulled (backpressure), each pull one read's
- * worth. A plain stream, not a byte stream: a BYOB reader would take it in pieces of its own buffer's size, one
- * decode and one translation each (sse_parse.ts), where one read's worth goes whole (20% more streams/s). At its
- * end `release(true)` when the connection may carry another request (keep-alive, nothing of a next answer
- * buffered); failed, or cancelled and not drained cleanly, `release(false)`. Once.
+ * One answer's body as a ChunkSource (src/util/chunk_source.ts): read from the connection only when asked
+ * (backpressure), each `next` one read's worth, whole: a BYOB reader would take it in pieces of its own
+ * buffer's size, one decode and one translation each (sse_parse.ts), where one read's worth goes whole (20%
+ * more streams/s). At its end `release(true)` when the connection may carry another request (keep-alive,
+ * nothing of a next answer buffered); failed, or cancelled and not drained cleanly, `release(false)`. Once.
  */
-export function bodyStream(
+export function bodyChunks(
   link: BufferedConn,
   head: ResponseHead,
   signal: AbortSignal,
   release: (reuse: boolean) => void,
   owner: DrainOwner,
-): ReadableStream<Uint8Array> {
+): ChunkSource {
   const framing = head.framing;
   let left = framing.kind === "length" ? framing.length : Infinity;
   const chunked = framing.kind === "chunked" ? new ChunkedDecoder() : undefined;
@@ -88,48 +88,64 @@ export function bodyStream(
       owner.draining.remove(draining);
     }
   };
-  return new PlainStream<Uint8Array>({
-    pull: async (c) => {
-      try {
-        for (;;) {
-          const data = take();
-          if (data.length > 0) {
-            // Copies: the buffer is read into again.
-            const total = data.reduce((s, d) => s + d.length, 0);
-            const out = new Uint8Array(total);
-            let at = 0;
-            for (const d of data) {
-              out.set(d, at);
-              at += d.length;
-            }
-            if (ended()) finish(head.keepAlive);
-            c.enqueue(out);
-            if (over) c.close();
-            return;
-          }
-          if (ended()) {
-            finish(head.keepAlive);
-            c.close();
-            return;
-          }
-          if (link.start === link.end) link.start = link.end = 0;
-          const n = await fill(link, MAX_BUFFER);
-          if (n === null) {
-            if (framing.kind === "close") {
-              finish(false);
-              c.close();
-              return;
-            }
-            throw new UpstreamProtocolFailure("connection closed before the end of the body");
-          }
-        }
-      } catch (err) {
-        finish(false);
-        c.error(signal.aborted ? signal.reason : upstreamFailure(err));
+  /** Set at the end, a failure or a cancel: from then on every `next` answers undefined (a pending one too). */
+  let closed = false;
+  const failed = (err: unknown): undefined => {
+    if (closed) return undefined; // cancelled while the read was pending
+    finish(false);
+    closed = true;
+    throw signal.aborted ? signal.reason : upstreamFailure(err);
+  };
+  /** What is buffered: a chunk, undefined at the body's end, or null when a read must come first. */
+  const buffered = (): Uint8Array | undefined | null => {
+    const data = take();
+    if (data.length > 0) {
+      // Copies: the buffer is read into again.
+      const total = data.reduce((s, d) => s + d.length, 0);
+      const out = new Uint8Array(total);
+      let at = 0;
+      for (const d of data) {
+        out.set(d, at);
+        at += d.length;
       }
-    },
+      if (ended()) finish(head.keepAlive);
+      if (over) closed = true;
+      return out;
+    }
+    if (ended()) {
+      finish(head.keepAlive);
+      closed = true;
+      return undefined;
+    }
+    if (link.start === link.end) link.start = link.end = 0;
+    return null;
+  };
+  // `then`, not an async function: a suspended one is an object of its own, held by every idle stream.
+  const filled = (n: number | null): Uint8Array | undefined | Promise<Uint8Array | undefined> => {
+    if (n !== null || closed) return next();
+    if (framing.kind !== "close") {
+      return failed(new UpstreamProtocolFailure("connection closed before the end of the body"));
+    }
+    finish(false);
+    closed = true;
+    return undefined;
+  };
+  const next = (): Promise<Uint8Array | undefined> => {
+    if (closed) return Promise.resolve(undefined);
+    try {
+      const now = buffered();
+      if (now !== null) return Promise.resolve(now);
+      return fill(link, MAX_BUFFER).then(filled, failed);
+    } catch (err) {
+      return Promise.reject(err).catch(failed);
+    }
+  };
+  return {
+    next,
     cancel: () => {
+      closed = true;
       if (!over) void drain();
+      return Promise.resolve();
     },
-  }, { highWaterMark: 0 });
+  };
 }

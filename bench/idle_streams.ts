@@ -179,7 +179,7 @@ export async function holdThrough(
   o.log(
     `  ${name} pid ${proxy.pid}: ${num(attempted)} idle streams (of ${num(o.streams)}; fd limit ${
       num(fdLimit)
-    }), idle RSS ${num(idle.rssKiB / 1024, 1)} MB`,
+    }), idle RSS ${num(idle.rssKiB / 1024, 1)} MiB`,
   );
   const r = await holdIdleStreams(
     { url: proxy.url, ...req, n: attempted, batch: 500, timeoutMs: 180_000 },
@@ -217,7 +217,7 @@ export async function holdThrough(
   o.log(
     `    opened ${r.opened}, errors ${r.errors}${r.firstError ? ` (first: ${r.firstError})` : ""}, ramp ${
       ms(r.rampMs)
-    }; RSS ${num(hold.openKiB / 1024, 1)} MB, ${num(perStreamKiB(hold), 1)} KB per stream${
+    }; RSS ${num(hold.openKiB / 1024, 1)} MiB, ${num(perStreamKiB(hold), 1)} KiB per stream${
       hold.settledKiB !== undefined
         ? ` (${num(settledPerStreamKiB(hold)!, 1)} after ${num(o.settleMs! / 1000)} s idle)`
         : ""
@@ -230,5 +230,5 @@ export const perStreamKiB = (h: ProxyHold) => (h.openKiB - h.idleKiB) / h.opened
 /** The same once the streams were held idle a while (ProxyHold.settledKiB), when measured. */
 export const settledPerStreamKiB = (h: ProxyHold) =>
   h.settledKiB === undefined ? undefined : (h.settledKiB - h.idleKiB) / h.opened;
-/** RSS with `requested` streams, from the idle RSS and the measured KB per stream. */
+/** RSS with `requested` streams, from the idle RSS and the measured KiB per stream. */
 export const projectedMiB = (h: ProxyHold) => (h.idleKiB + perStreamKiB(h) * h.requested) / 1024;

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { isPlain } from "../util/plain_streams.ts";
 import { WireClient } from "./wire_client.ts";
-import { dec, enc, ok, post, rawUpstream, readPieces } from "./testing/raw_upstream.ts";
+import { bodyChunks } from "./upstream_response.ts";
+import { dec, enc, ok, post, rawUpstream, readPieces, sleep, soon } from "./testing/raw_upstream.ts";
 
 Deno.test("wire client: the request as written (target, Host, length, headers, body); answers reuse one connection", async () => {
   const up = rawUpstream((w) => w.write(ok(`{"n":${w.n}}`, "x-request-id: r1\r\n")));
@@ -165,6 +166,36 @@ Deno.test("wire client: a body cancelled before its end is read on briefly; the 
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(client.idleCount, 0, "no end within the drain's time: closed");
     assert.deepEqual(up.seen.requests.map((r) => r.conn), [1, 1, 2]);
+  } finally {
+    client.close();
+    up.close();
+  }
+});
+
+Deno.test("wire client: a streamed body read chunk by chunk ends and stays ended; a read pending at a cancel answers undefined", async () => {
+  const up = rawUpstream(async (w) => {
+    await w.write("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nfirst\r\n");
+    await new Promise((r) => setTimeout(r, 20));
+    if (w.n === 1) return w.write("6\r\nsecond\r\n0\r\n\r\n");
+    // the second never sends more: its reader is left waiting, then cancels
+  });
+  const client = new WireClient();
+  try {
+    const whole = bodyChunks(await post(client, up.url))!;
+    const parts: string[] = [];
+    for (let c = await whole.next(); c !== undefined; c = await whole.next()) parts.push(dec.decode(c));
+    assert.deepEqual(parts, ["first", "second"]);
+    assert.equal(await whole.next(), undefined, "ended stays ended");
+    assert.equal(await soon(() => client.idleCount, 1), 1, "the connection went back at the end");
+
+    const cut = bodyChunks(await post(client, up.url))!;
+    assert.equal(dec.decode(await cut.next()), "first");
+    const pending = cut.next();
+    await sleep(10);
+    await cut.cancel();
+    // The drain's deadline (200 ms) closes the socket under the pending read: it answers, not rejects.
+    assert.equal(await pending, undefined);
+    assert.equal(await cut.next(), undefined);
   } finally {
     client.close();
     up.close();

@@ -122,7 +122,7 @@ export function bodyChunks(
   };
   // `then`, not an async function: a suspended one is an object of its own, held by every idle stream.
   const filled = (n: number | null): Uint8Array | undefined | Promise<Uint8Array | undefined> => {
-    if (n !== null || closed) return next();
+    if (n !== null) return next();
     if (framing.kind !== "close") {
       return failed(new UpstreamProtocolFailure("connection closed before the end of the body"));
     }

@@ -7,7 +7,6 @@
  */
 import { concatBytes } from "../util/bytes.ts";
 import { type ChunkSource, chunkStream, streamChunks, wholeChunks } from "../util/chunk_source.ts";
-import { PlainStream } from "../util/plain_streams.ts";
 import type { ResponseHead } from "../http1/head.ts";
 
 export interface UpstreamResponse {
@@ -55,14 +54,9 @@ export class WireResponse implements UpstreamResponse {
 
   get body(): ReadableStream<Uint8Array> | null {
     const b = this.#body;
-    if (b instanceof Uint8Array) {
-      this.#body = new PlainStream<Uint8Array>({
-        start(c) {
-          c.enqueue(b);
-          c.close();
-        },
-      });
-    } else if (b !== null && !(b instanceof ReadableStream)) this.#body = chunkStream(b);
+    if (b !== null && !(b instanceof ReadableStream)) {
+      this.#body = chunkStream(b instanceof Uint8Array ? wholeChunks(b) : b);
+    }
     return this.#body as ReadableStream<Uint8Array> | null;
   }
 

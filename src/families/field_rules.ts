@@ -60,21 +60,34 @@ export interface FieldTable {
   closed?: { code: ErrorCode; detail: (field: string) => string };
 }
 
-/** A table indexed by surface, built once per table. */
+/** A table indexed by surface and field, built once per table. */
 export interface CompiledTable {
-  bySurface: Record<ProtocolName, FieldRule[]>;
-  known: Record<ProtocolName, Set<string>>;
+  /** Per surface, each field's rows with their place in the table: a body is walked by its own members (a few)
+   *  rather than by the table's rows (dozens, each a lookup of a name the body mostly lacks), and the rows it
+   *  meets apply in table order. */
+  bySurface: Record<ProtocolName, Map<string, PlacedRule[]>>;
   closed: FieldTable["closed"];
 }
 
+interface PlacedRule {
+  at: number;
+  row: FieldRule;
+}
+
 export function compileFieldTable(table: FieldTable): CompiledTable {
-  const bySurface: CompiledTable["bySurface"] = { openai_chat: [], openai_responses: [], anthropic: [] };
-  for (const row of table.rows) for (const s of row.surfaces) bySurface[s].push(row);
-  const known = {} as CompiledTable["known"];
-  for (const s of Object.keys(bySurface) as ProtocolName[]) {
-    known[s] = new Set(bySurface[s].map((r) => r.field));
+  const bySurface: CompiledTable["bySurface"] = {
+    openai_chat: new Map(),
+    openai_responses: new Map(),
+    anthropic: new Map(),
+  };
+  for (const [at, row] of table.rows.entries()) {
+    for (const s of row.surfaces) {
+      const rows = bySurface[s].get(row.field);
+      if (rows) rows.push({ at, row });
+      else bySurface[s].set(row.field, [{ at, row }]);
+    }
   }
-  return { bySurface, known, closed: table.closed };
+  return { bySurface, closed: table.closed };
 }
 
 function refuse(code: ErrorCode, param: string, detail: string): never {
@@ -87,13 +100,18 @@ export function applyFieldRules(
   surface: ProtocolName,
   body: Record<string, unknown>,
 ): Record<string, unknown> {
-  if (table.closed) {
-    for (const field in body) {
-      if (!table.known[surface].has(field)) refuse(table.closed.code, field, table.closed.detail(field));
-    }
+  const rules = table.bySurface[surface];
+  // The body's members with a row, and on a closed list the first one without any refused before any check.
+  const met: PlacedRule[] = [];
+  for (const field in body) {
+    const rows = rules.get(field);
+    if (rows) { for (const r of rows) met.push(r); }
+    else if (table.closed) refuse(table.closed.code, field, table.closed.detail(field));
   }
+  if (met.length === 0) return body;
+  if (met.length > 1) met.sort((a, b) => a.at - b.at);
   const drop: string[] = [];
-  for (const row of table.bySurface[surface]) {
+  for (const { row } of met) {
     const v = body[row.field];
     if (v === undefined) continue;
     if (row.remove) {

@@ -36,3 +36,30 @@ Deno.test("applyFieldRules: an open list forwards unknown fields, a closed list 
   const out = applyFieldRules(closed, model, "openai_chat", { model: "gamma-2.5", temperature: 1 });
   assert.deepEqual(out, { model: "gamma-2.5" });
 });
+
+Deno.test("applyFieldRules: rows apply in table order, whatever order the body's members come in", () => {
+  const table = compileFieldTable({
+    rows: [
+      row("n", { rule: "positive-integer", check: { kind: "positive-integer" }, detail: "n" }),
+      row("s", { rule: "boolean", check: { kind: "boolean" }, code: "invalid_request", detail: "s" }),
+      // A second row for a field: both apply, each in its place.
+      row("n", { rule: "model-restricted", onlyModels: ["k3"], detail: "only k3" }),
+    ],
+  });
+  const both = { s: "yes", n: 0 }; // both fail; "n"'s row comes first in the table
+  const e = thrownGatewayError(() => applyFieldRules(table, model, "openai_chat", both));
+  assert.deepEqual([e.code, e.param, e.detail], ["invalid_parameter", "n", "n"]);
+  const second = thrownGatewayError(() => applyFieldRules(table, model, "openai_chat", { s: true, n: 2 }));
+  assert.deepEqual([second.code, second.param, second.detail], ["unsupported_parameter", "n", "only k3"]);
+  const body = { s: false, n: 2 };
+  assert.equal(applyFieldRules(table, findModel("k3")!, "openai_chat", body), body);
+});
+
+Deno.test("applyFieldRules: on a closed list an unknown member is refused before any row is checked", () => {
+  const table = compileFieldTable({
+    rows: [row("n", { rule: "positive-integer", check: { kind: "positive-integer" } })],
+    closed: { code: "delta_parameter_unavailable", detail: (f) => `закрыт: ${f}` },
+  });
+  const e = thrownGatewayError(() => applyFieldRules(table, model, "openai_chat", { n: -1, zz: 1, yy: 2 }));
+  assert.deepEqual([e.code, e.param], ["delta_parameter_unavailable", "zz"]);
+});

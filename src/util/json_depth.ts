@@ -8,13 +8,31 @@ export const MAX_BODY_DEPTH = 100;
 
 /** True when `value` nests objects/arrays deeper than `max` levels (the top-level object is level 1). */
 export function jsonDepthExceeds(value: unknown, max: number): boolean {
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
-    if (v === null || typeof v !== "object") continue;
+  if (value === null || typeof value !== "object") return false;
+  // Only objects and arrays are stacked, each beside its depth (no pair allocated per value): a large prompt's
+  // strings and numbers are looked at once and left.
+  const nodes: object[] = [value];
+  const depths: number[] = [1];
+  while (nodes.length > 0) {
+    const v = nodes.pop()!;
+    const depth = depths.pop()!;
     if (depth > max) return true;
-    if (Array.isArray(v)) { for (const x of v) stack.push([x, depth + 1]); }
-    else for (const k in v) stack.push([(v as Record<string, unknown>)[k], depth + 1]);
+    if (Array.isArray(v)) {
+      for (const x of v) {
+        if (x !== null && typeof x === "object") {
+          nodes.push(x);
+          depths.push(depth + 1);
+        }
+      }
+    } else {
+      for (const k in v) {
+        const x = (v as Record<string, unknown>)[k];
+        if (x !== null && typeof x === "object") {
+          nodes.push(x);
+          depths.push(depth + 1);
+        }
+      }
+    }
   }
   return false;
 }

@@ -14,4 +14,11 @@ Deno.test("jsonDepthExceeds counts objects and arrays, the top level being 1", (
   assert.equal(jsonDepthExceeds(nest(101), 100), true);
   assert.equal(jsonDepthExceeds({ a: "x", b: [1, 2, { c: null }] }, 3), false);
   assert.equal(jsonDepthExceeds({ a: "x", b: [1, 2, { c: [] }] }, 3), true);
+  // Scalars nest nothing; a deep branch is found after shallow siblings, in objects and arrays alike.
+  assert.equal(jsonDepthExceeds("text", 0), false);
+  assert.equal(jsonDepthExceeds(null, 0), false);
+  assert.equal(jsonDepthExceeds([1, "a", true, null], 1), false);
+  assert.equal(jsonDepthExceeds([{}, [], { a: 1 }, [[[]]]], 3), true);
+  assert.equal(jsonDepthExceeds({ a: {}, b: { c: { d: {} } }, e: 1 }, 3), true);
+  assert.equal(jsonDepthExceeds({ a: {}, b: { c: { d: 1 } }, e: 1 }, 3), false);
 });

@@ -9,9 +9,13 @@
  *
  *   deno run -A --unstable-kv --unstable-no-legacy-abort bench/handler_cost.ts [ROUNDS]
  *
- * HANDLER_LOAD=json (default) or stream; HANDLER_REQUESTS per round (default 40,000). With `--cpu-prof` the
- * profile shows the gateway's stages alone (bench/profile.ts). docs/performance.md "JSON path: the gateway's
- * own work" says what it found.
+ * HANDLER_LOAD=json (default) or stream; HANDLER_REQUESTS per round (default 40,000). HANDLER_LOAD=agent is a
+ * coding agent's request instead: Claude Code's first call (tests/fixtures/clients/claude_code.json: its tools,
+ * system and messages) followed by AGENT_TURNS (default 60) turns of a text and a tool call answered by a tool
+ * result of 480 characters of code, ≈50 KB in all, on beta-sonnet-5 (Messages to a Messages upstream, the
+ * client's bytes forwarded with the family's system prompt), non-streaming; HANDLER_REQUESTS defaults to 2,000
+ * there. With `--cpu-prof` the profile shows the gateway's stages alone (bench/profile.ts). docs/performance.md
+ * "JSON path: the gateway's own work" says what it found.
  */
 import process from "node:process";
 import { parseConfig } from "../src/config/env.ts";
@@ -25,7 +29,7 @@ import { percentile } from "./load.ts";
 import { ADMIN_TOKEN } from "./procs.ts";
 import { chat, PATH } from "./scenarios.ts";
 
-export type HandlerLoad = "json" | "stream";
+export type HandlerLoad = "json" | "stream" | "agent";
 
 export interface HandlerRound {
   requests: number;
@@ -51,16 +55,29 @@ const JSON_BYTES = encoder.encode(COMPLETION);
 /** The stream's frames in one piece: the mock queues them at once, so the upstream read takes them together. */
 const STREAM_BYTES = encoder.encode(streamFrames().join(""));
 
+/** The agent load's answer, as a Messages upstream sends it (the model the client asked for: forwarded as is). */
+const AGENT_ANSWER = JSON.stringify({
+  id: "msg_bench",
+  type: "message",
+  role: "assistant",
+  model: "beta-sonnet-5",
+  content: [{ type: "text", text: "Done: every module read." }],
+  stop_reason: "end_turn",
+  stop_sequence: null,
+  usage: { input_tokens: 12_000, output_tokens: 9 },
+});
+
 /** The stub's answer: a head read off the wire and its body, whole (JSON) or as one read of its frames. */
 function stubAnswer(load: HandlerLoad): WireResponse {
-  if (load === "json") {
+  if (load !== "stream") {
+    const bytes = load === "json" ? JSON_BYTES : encoder.encode(AGENT_ANSWER);
     return new WireResponse({
       status: 200,
       statusText: "OK",
-      headers: [["content-type", "application/json"], ["content-length", String(JSON_BYTES.length)]],
-      framing: { kind: "length", length: JSON_BYTES.length },
+      headers: [["content-type", "application/json"], ["content-length", String(bytes.length)]],
+      framing: { kind: "length", length: bytes.length },
       keepAlive: true,
-    }, JSON_BYTES);
+    }, bytes);
   }
   return new WireResponse({
     status: 200,
@@ -69,6 +86,38 @@ function stubAnswer(load: HandlerLoad): WireResponse {
     framing: { kind: "chunked" },
     keepAlive: true,
   }, wholeChunks(STREAM_BYTES));
+}
+
+/** 480 characters of a source file, as a tool result carries one (quotes, backslashes and newlines to escape). */
+const CODE = `export function parse(line: string): Entry {\n  const [key, value] = line.split("=");\n`.repeat(
+  6,
+)
+  .slice(0, 480);
+
+/** The agent load's request: Claude Code's first call, then `turns` turns of a tool call and its result. */
+function agentRequest(turns: number): { path: string; body: string; headers: Record<string, string> } {
+  const fixture = JSON.parse(
+    Deno.readTextFileSync(new URL("../tests/fixtures/clients/claude_code.json", import.meta.url)),
+  ) as { headers: Record<string, string>; betas: string[]; body: { messages: unknown[] } };
+  const messages = [...fixture.body.messages];
+  for (let n = 0; n < turns; n++) {
+    const id = `toolu_bench${String(n).padStart(4, "0")}`;
+    messages.push(
+      {
+        role: "assistant",
+        content: [
+          { type: "text", text: "Reading the next module." },
+          { type: "tool_use", id, name: "Read", input: { file_path: `/tmp/work/src/module_${n}.ts` } },
+        ],
+      },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: id, content: CODE }] },
+    );
+  }
+  return {
+    path: "/v1/messages",
+    body: JSON.stringify({ ...fixture.body, model: "beta-sonnet-5", stream: false, messages }),
+    headers: { ...fixture.headers, "anthropic-beta": fixture.betas.join(",") },
+  };
 }
 
 export async function handlerBench(load: HandlerLoad, dataDir: string): Promise<HandlerBench> {
@@ -80,6 +129,8 @@ export async function handlerBench(load: HandlerLoad, dataDir: string): Promise<
       ADMIN_TOKEN,
       ALPHA_UPSTREAM_URL: "http://127.0.0.1:9", // never dialled: the stub below answers
       ALPHA_UPSTREAM_KEY: "up-alpha",
+      BETA_UPSTREAM_URL: "http://127.0.0.1:9",
+      BETA_UPSTREAM_KEY: "up-beta",
       MAX_INFLIGHT_UPSTREAM: "0",
     }),
     { logSink: () => {} }, // the line is built as in production; only the stdout write is left out
@@ -106,22 +157,28 @@ export async function handlerBench(load: HandlerLoad, dataDir: string): Promise<
     completed,
   );
   const { key } = await created.json();
-  const body = chat("Say hello in one short sentence.", load === "stream");
-  // As wrk sends it: with its length (src/request/body.ts reads a declared length in one call).
+  const request = load === "agent"
+    ? agentRequest(envNum("AGENT_TURNS", 60))
+    : { path: PATH, body: chat("Say hello in one short sentence.", load === "stream"), headers: {} };
+  // As wrk sends it: bytes, with their length (src/request/body.ts reads a declared length in one call).
+  const bodyBytes = encoder.encode(request.body);
   const headers = {
+    ...request.headers,
     host: "localhost",
     "content-type": "application/json",
-    "content-length": String(encoder.encode(body).length),
+    "content-length": String(bodyBytes.length),
     authorization: `Bearer ${key}`,
   };
   // The client gets the upstream's bytes: the stream's frames but its usage chunk (this client asks for none).
   const expected = load === "json"
     ? COMPLETION
+    : load === "agent"
+    ? AGENT_ANSWER
     : streamFrames().filter((f) => !f.includes('"usage"')).join("");
 
   const one = async () => {
     const res = await handler(
-      new Request(`http://localhost${PATH}`, { method: "POST", headers, body }),
+      new Request(`http://localhost${request.path}`, { method: "POST", headers, body: bodyBytes }),
       meta,
       completed,
     );
@@ -161,7 +218,7 @@ export async function handlerBench(load: HandlerLoad, dataDir: string): Promise<
 
 if (import.meta.main) {
   const load = (Deno.env.get("HANDLER_LOAD") ?? "json") as HandlerLoad;
-  const requests = envNum("HANDLER_REQUESTS", 40_000);
+  const requests = envNum("HANDLER_REQUESTS", load === "agent" ? 2_000 : 40_000);
   const rounds = Number(Deno.args[0] ?? 5);
   const dir = await Deno.makeTempDir({ prefix: "gw-handler-" });
   const bench = await handlerBench(load, dir);

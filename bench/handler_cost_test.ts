@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { handlerBench, type HandlerLoad } from "./handler_cost.ts";
 
-for (const load of ["json", "stream"] as HandlerLoad[]) {
+for (const load of ["json", "stream", "agent"] as HandlerLoad[]) {
   Deno.test(`handler_cost (${load}): every request reaches the stub, answers as the mock would and is billed`, async () => {
     const dir = await Deno.makeTempDir();
     const bench = await handlerBench(load, dir);

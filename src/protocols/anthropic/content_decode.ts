@@ -129,7 +129,8 @@ export function decodeMessages(value: unknown): IRMessage[] {
     } else {
       const blocks = array(msg.content, `${p}.content`);
       if (blocks.length === 0 && !emptyAllowed) bad(`${p}.content`);
-      parts = blocks.flatMap((b, j) => block(b, role, `${p}.content.${j}`));
+      parts = [];
+      for (let j = 0; j < blocks.length; j++) parts.push(...block(blocks[j], role, `${p}.content.${j}`));
     }
     if (parts.length > 0 || !emptyAllowed) out.push({ role, parts });
   });

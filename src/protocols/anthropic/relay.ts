@@ -29,7 +29,7 @@ export class AnthropicRelay implements Relay {
   push(frame: SseFrame): string {
     // A frame that is not a JSON object throws here, like in the decoder (../wire_frame.ts).
     const json = parseFrameJson("anthropic", frame.data);
-    this.#events.push(...this.#decoder.pushJson(json, frame.event));
+    for (const e of this.#decoder.pushJson(json, frame.event)) this.#events.push(e);
     let event = frame.event;
     let data = frame.data;
     if (event === undefined && typeof json.type === "string") event = json.type;

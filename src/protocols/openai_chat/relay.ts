@@ -35,9 +35,12 @@ export class ChatRelay implements Relay {
     }
     if (frame.data.trim() === "") return "";
     const chunk = parseChunk(frame.data);
-    const events = this.#decoder.pushChunk(chunk);
-    this.#events.push(...events);
-    if (events.some((e) => e.type === "error")) {
+    let failed = false;
+    for (const e of this.#decoder.pushChunk(chunk)) {
+      this.#events.push(e);
+      if (e.type === "error") failed = true;
+    }
+    if (failed) {
       this.#closed = true;
       return "";
     }

@@ -30,11 +30,14 @@ class ResponsesRelay implements Relay {
     if (frame.data.trim() === "[DONE]") return ""; // Responses clients expect no [DONE]
     // A frame that is not a JSON object throws, like in the decoder (../wire_frame.ts).
     const json = parseFrameJson("openai_responses", frame.data);
-    const events = this.decoder.pushJson(json, frame.event);
-    this.pending.push(...events);
+    let failed = false;
+    for (const e of this.decoder.pushJson(json, frame.event)) {
+      this.pending.push(e);
+      if (e.type === "error") failed = true;
+    }
     // An upstream failure (`error` / `response.failed`) is not relayed: the engine ends the stream
     // with error(), which renders the gateway's own error + response.failed continuing the numbering.
-    if (events.some((e) => e.type === "error")) return "";
+    if (failed) return "";
     const type = str(json.type) ?? frame.event;
     const seq = num(json.sequence_number);
     if (seq !== undefined) this.lastSeq = seq;

@@ -65,6 +65,9 @@ export const stdoutSink: LogSink = stdout.sink;
 
 export class Logger {
   readonly #min: number;
+  /** The last line's clock reading and its ISO text: lines of one millisecond (a busy second's) share it. */
+  #tsMs = NaN;
+  #ts = "";
 
   constructor(
     level: LogLevel,
@@ -84,9 +87,12 @@ export class Logger {
     if (RANK[level] < this.#min) return;
     try {
       // `ts`, `level` and `msg` first, then the fields, without merging them into one more object first.
-      const head = `{"ts":"${new Date(this.now()).toISOString()}","level":"${level}","msg":${
-        JSON.stringify(msg)
-      }`;
+      const now = this.now();
+      if (now !== this.#tsMs) {
+        this.#ts = new Date(now).toISOString();
+        this.#tsMs = now;
+      }
+      const head = `{"ts":"${this.#ts}","level":"${level}","msg":${JSON.stringify(msg)}`;
       const rest = JSON.stringify(fields);
       this.sink(rest === "{}" ? `${head}}` : `${head},${rest.slice(1)}`);
     } catch { /* nowhere left to say it */ }

@@ -52,3 +52,23 @@ Deno.test("batchedSink: the lines of one turn go out in one write, on the schedu
   turn!(); // the turn scheduled for "c" finds nothing left
   assert.equal(writes.length, 3);
 });
+
+Deno.test("logger: lines of one millisecond share its timestamp; the next millisecond gets its own", () => {
+  const lines: string[] = [];
+  let now = Date.UTC(2025, 0, 2, 3, 4, 5, 6);
+  const log = new Logger("info", (l) => lines.push(l), () => now);
+  log.info("a");
+  log.info("b");
+  now += 1;
+  log.info("c");
+  now = NaN; // a clock that cannot be written: the line is dropped, and the next good reading written again
+  log.info("dropped");
+  now = Date.UTC(2025, 0, 2, 3, 4, 5, 6);
+  log.info("d");
+  assert.deepEqual(lines.map((l) => [JSON.parse(l).ts, JSON.parse(l).msg]), [
+    ["2025-01-02T03:04:05.006Z", "a"],
+    ["2025-01-02T03:04:05.006Z", "b"],
+    ["2025-01-02T03:04:05.007Z", "c"],
+    ["2025-01-02T03:04:05.006Z", "d"],
+  ]);
+});

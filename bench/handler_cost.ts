@@ -88,11 +88,10 @@ function stubAnswer(load: HandlerLoad): WireResponse {
   }, wholeChunks(STREAM_BYTES));
 }
 
-/** 480 characters of a source file, as a tool result carries one (quotes, backslashes and newlines to escape). */
-const CODE = `export function parse(line: string): Entry {\n  const [key, value] = line.split("=");\n`.repeat(
-  6,
-)
-  .slice(0, 480);
+/** A line of a source file, with quotes to escape, as a tool result carries one. */
+const CODE_LINE = `export function parse(line: string): Entry {\n  const [key, value] = line.split("=");\n`;
+/** 480 characters of code. */
+const CODE = CODE_LINE.repeat(6).slice(0, 480);
 
 /** The agent load's request: Claude Code's first call, then `turns` turns of a tool call and its result. */
 function agentRequest(turns: number): { path: string; body: string; headers: Record<string, string> } {

@@ -3,7 +3,10 @@ import type { App } from "../app.ts";
 import type { RouteContext } from "../request/context.ts";
 import { backupStream } from "../backup/stream.ts";
 
-export function adminBackup(app: App, ctx: RouteContext): Response {
+export async function adminBackup(app: App, ctx: RouteContext): Promise<Response> {
+  // What this process settled before the request is in it: its settlements still waiting for the group
+  // commit's round are committed first, as every reader of the store does (docs/backup.md).
+  await app.accounts.committer.flush();
   const now = app.now();
   const source = app.config.DATABASE_URL?.startsWith("postgres") ? "postgres" : "kv";
   const started = performance.now();

@@ -104,8 +104,8 @@ async function backupUnderLoad(simUrl: string, dir: string): Promise<Source> {
     assert.ok(statuses.every((s) => s === 200), JSON.stringify(statuses));
     const snap = await readSnapshot(bytes);
     assertConsistent(snap);
-    // The history is in it (the key views above flushed its settlements); of the load, what was durable when
-    // the snapshot began (a settlement is durable within SETTLE_DURABILITY_MS, not at its answer).
+    // The history is in it (the backup commits this process's pending settlements first); of the load, what
+    // was settled when the backup was asked for, and what settled before the snapshot began.
     const rowsInSnapshot = [...snap.keys.values()].reduce((n, k) => n + k.rows.length, 0);
     assert.ok(rowsInSnapshot >= 12, `rows in the snapshot: ${rowsInSnapshot}`);
     const file = `${dir}/backup.ndjson`;

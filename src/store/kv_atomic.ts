@@ -8,6 +8,10 @@ export const MAX_MUTATIONS = 900;
 /** Deno KV limits the keys of one atomic operation (its checks' and its mutations') to 81,920 bytes together,
  *  as encoded (`keyBytes`); a store's writes split before this many. */
 export const MAX_KEY_BYTES = 80_000;
+/** Deno KV limits the keys and values of one atomic operation to 819,200 bytes together; a commit's usage
+ *  entries and open rows (kv_commit.ts) split before this many of values, leaving room for its keys, its
+ *  lease books (at most 90, a few holders each) and its sums. */
+export const MAX_VALUE_BYTES = 500_000;
 
 /**
  * The size of a key of the store as Deno KV encodes it (denokv's tuple encoding: a string is a type byte, its

@@ -7,8 +7,16 @@ import type { CommitBatch, MoneyDelta } from "./types.ts";
 import { addMoney, moneyMutations } from "./kv_money.ts";
 import { kvKeys } from "./kv_keys.ts";
 import { bookAfterSettle, type LeaseBook } from "./kv_leases.ts";
-import { commitChecked, keyBytes, MAX_KEY_BYTES, MAX_MUTATIONS, optimistic } from "./kv_atomic.ts";
+import {
+  commitChecked,
+  keyBytes,
+  MAX_KEY_BYTES,
+  MAX_MUTATIONS,
+  MAX_VALUE_BYTES,
+  optimistic,
+} from "./kv_atomic.ts";
 import { usageParts } from "./kv_usage_hours.ts";
+import { rowBytes } from "./kv_usage_entries.ts";
 import { BATCH_ID_TTL_MS, checkBatchId } from "./batch_id.ts";
 
 /** Deno KV limits one atomic operation to 100 checks (lease books are rewritten under a check each). */
@@ -17,19 +25,21 @@ const MAX_CHECKS = 90;
 export const MAX_READ = 10;
 
 /** A part of a commit that goes whole into one atomic operation: `n` mutations whose keys (and its check's)
- *  are `keyBytes` long together (kv_atomic.ts keyBytes); `book` names the key whose lease book it rewrites
- *  under a check (read just before, passed to `write` with the others). */
+ *  are `keyBytes` long together (kv_atomic.ts keyBytes) and whose usage entries and open rows `valueBytes` at
+ *  most (rowBytes); `book` names the key whose lease book it rewrites under a check (read just before, passed
+ *  to `write` with the others). */
 interface CommitPiece {
   n: number;
   keyBytes: number;
+  valueBytes: number;
   book?: string;
   write(op: Deno.AtomicOperation, books: Map<string, Deno.KvEntryMaybe<LeaseBook>>): void;
 }
 
 /**
  * Money first and the settled checkpoints right after it, so a checkpoint is never deleted without its
- * balance change nor kept beside it (a batch splits only past 900 mutations, 80,000 bytes of keys or 90
- * lease books). A usage row goes in the same atomic as the sums that count it in its hour
+ * balance change nor kept beside it (a batch splits only past 900 mutations, 80,000 bytes of keys, 500,000 of
+ * values or 90 lease books). A usage row goes in the same atomic as the sums that count it in its hour
  * (kv_usage_hours.ts: one `sum` per counter of each hour a batch touches). A batch without lease deltas is
  * written blind: sums need no read. A key's lease deltas rewrite its lease book in the same atomic as its
  * sums, under a check; a lost check fails the whole atomic (its sums included), so only that atomic is
@@ -42,8 +52,8 @@ interface CommitPiece {
 export async function commitBatch(kv: Deno.Kv, batch: CommitBatch): Promise<void> {
   checkBatchId(batch.id);
   const pieces: CommitPiece[] = [];
-  const add = (n: number, keyBytes: number, write: CommitPiece["write"]) =>
-    pieces.push({ n, keyBytes, write });
+  const add = (n: number, keyBytes: number, write: CommitPiece["write"], valueBytes = 0) =>
+    pieces.push({ n, keyBytes, valueBytes, write });
   const leased = new Map<string, MoneyDelta[]>();
   for (const d of batch.money) {
     if (d.lease) leased.set(d.keyId, [...leased.get(d.keyId) ?? [], d]);
@@ -56,6 +66,7 @@ export async function commitBatch(kv: Deno.Kv, batch: CommitBatch): Promise<void
     pieces.push({
       n: ds.reduce((n, d) => n + sumMutations(d), 2),
       keyBytes: ds.reduce((b, d) => b + sumKeyBytes(d), 2 * keyBytes(kvKeys.keyLedger(keyId))),
+      valueBytes: 0,
       book: keyId,
       write(op, books) {
         const read = books.get(keyId)!;
@@ -71,9 +82,11 @@ export async function commitBatch(kv: Deno.Kv, batch: CommitBatch): Promise<void
   for (const id of batch.closed ?? []) {
     add(1, keyBytes(kvKeys.open(id)), (op) => op.delete(kvKeys.open(id)));
   }
-  for (const part of usageParts(batch.usage)) add(part.n, part.keyBytes, (op) => part.write(op));
+  for (const part of usageParts(batch.usage)) {
+    add(part.n, part.keyBytes, (op) => part.write(op), part.valueBytes);
+  }
   for (const u of batch.open ?? []) {
-    add(1, keyBytes(kvKeys.open(u.requestId)), (op) => op.set(kvKeys.open(u.requestId), u));
+    add(1, keyBytes(kvKeys.open(u.requestId)), (op) => op.set(kvKeys.open(u.requestId), u), rowBytes(u));
   }
   // Every atomic starts with its marker: one mutation, and its key checked and set (its check is one
   // beyond the MAX_CHECKS lease books, within KV's 100).
@@ -82,19 +95,23 @@ export async function commitBatch(kv: Deno.Kv, batch: CommitBatch): Promise<void
   let atomic: CommitPiece[] = [];
   let n = marker.n;
   let bytes = marker.keyBytes;
+  let values = 0;
   let checks = 0;
   for (const p of pieces) {
     const c = p.book === undefined ? 0 : 1;
     if (
       atomic.length > 0 &&
-      (n + p.n > MAX_MUTATIONS || bytes + p.keyBytes > MAX_KEY_BYTES || checks + c > MAX_CHECKS)
+      (n + p.n > MAX_MUTATIONS || bytes + p.keyBytes > MAX_KEY_BYTES ||
+        values + p.valueBytes > MAX_VALUE_BYTES ||
+        checks + c > MAX_CHECKS)
     ) {
       atomics.push(atomic);
-      [atomic, n, bytes, checks] = [[], marker.n, marker.keyBytes, 0];
+      [atomic, n, bytes, values, checks] = [[], marker.n, marker.keyBytes, 0, 0];
     }
     atomic.push(p);
     n += p.n;
     bytes += p.keyBytes;
+    values += p.valueBytes;
     checks += c;
   }
   if (atomic.length > 0) atomics.push(atomic);

@@ -33,6 +33,14 @@ export const KV_MIGRATIONS: readonly KvMigration[] = [
     name: "usage per hour, family and model, counted from the rows written before",
     run: backfillUsageHours,
   },
+  {
+    // Usage rows several to an entry (kv_usage_entries.ts). The rows written one to an entry stay as they are:
+    // this build reads both. Nothing to move; the version keeps a build that reads only the old entries
+    // from opening the store.
+    version: 2,
+    name: "usage rows several to an entry",
+    run: () => Promise.resolve(),
+  },
 ];
 
 /**

@@ -63,6 +63,11 @@ export const kvKeys = {
   /** Usage rows sort newest first: inverted time, then request id. */
   usage: (keyId: string, createdAt: number, requestId: string) =>
     ["usage", keyId, Number.MAX_SAFE_INTEGER - createdAt, requestId] as const,
+  /** The time and request id a usage entry's key names (its first row's). */
+  usagePlace: (key: Deno.KvKey) => ({
+    createdAt: Number.MAX_SAFE_INTEGER - (key[2] as number),
+    requestId: key[3] as string,
+  }),
   usagePrefix: (keyId: string) => ["usage", keyId] as const,
   usageRowsPrefix: () => ["usage"] as const,
   /** One counter of a key's usage in a UTC hour for a family and model (kv_usage_hours.ts): a KvU64 worth

@@ -1,27 +1,26 @@
-/** Usage rows and their hourly sums on Deno KV (store.ts UsageStore): rows newest first per key, hourly
- *  counters per key and hour (kv_usage_hours.ts). */
+/** Usage rows and their hourly sums on Deno KV (store.ts UsageStore): a key's rows in entries newest first
+ *  (kv_usage_entries.ts), hourly counters per key and hour (kv_usage_hours.ts). */
 import type { UsagePage, UsageStore } from "./store.ts";
-import type { UsageHour, UsageRow } from "./types.ts";
+import type { UsageHour } from "./types.ts";
 import { kvKeys } from "./kv_keys.ts";
 import { readUsageHours } from "./kv_usage_hours.ts";
+import { entryRows, pageStart, type UsageEntry, UsageMerge } from "./kv_usage_entries.ts";
+
+/** Entries read per KV round trip: a format-2 entry holds up to ENTRY_BYTES of rows. */
+const BATCH = 16;
 
 export class KvUsage implements UsageStore {
   constructor(private readonly kv: Deno.Kv) {}
 
   async listUsage(keyId: string, opts: { limit: number; after?: string }): Promise<UsagePage> {
-    const iter = this.kv.list<UsageRow>(
-      { prefix: kvKeys.usagePrefix(keyId) },
-      opts.after ? { limit: opts.limit, cursor: opts.after } : { limit: opts.limit },
-    );
-    const rows: UsageRow[] = [];
-    const cursors: string[] = [];
-    for await (const e of iter) {
-      rows.push(e.value);
-      cursors.push(iter.cursor);
+    const prefix = kvKeys.usagePrefix(keyId);
+    const start = pageStart(keyId, opts.after);
+    const merge = new UsageMerge(opts.limit, opts.after);
+    const entries = this.kv.list<UsageEntry>(start ? { prefix, start } : { prefix }, { batchSize: BATCH });
+    for await (const e of entries) {
+      if (merge.add(kvKeys.usagePlace(e.key), entryRows(e.value))) break;
     }
-    return rows.length === opts.limit && iter.cursor
-      ? { rows, cursors, next: iter.cursor }
-      : { rows, cursors };
+    return merge.page();
   }
 
   usageHours(keyId: string, fromMs: number, toMs: number): Promise<UsageHour[]> {

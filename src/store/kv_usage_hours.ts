@@ -6,7 +6,15 @@
  * writers never lose each other's and no row is durable without its sums. Reading hours is one key range.
  */
 import type { Family } from "../catalog/models.ts";
-import { commitChecked, keyBytes, MAX_KEY_BYTES, MAX_MUTATIONS, optimistic } from "./kv_atomic.ts";
+import {
+  commitChecked,
+  keyBytes,
+  MAX_KEY_BYTES,
+  MAX_MUTATIONS,
+  MAX_VALUE_BYTES,
+  optimistic,
+} from "./kv_atomic.ts";
+import { entryRows, type NewEntry, usageEntries, type UsageEntry } from "./kv_usage_entries.ts";
 import { kvKeys } from "./kv_keys.ts";
 import { LIMBS, pieces } from "./kv_money.ts";
 import type { UsageHour, UsageRow } from "./types.ts";
@@ -69,31 +77,25 @@ function counterValues(t: Totals, all = false): [Deno.KvKey, bigint][] {
 }
 
 /** A part of a commit that goes whole into one atomic operation (kv_commit.ts commitBatch): `n` mutations
- *  whose keys are `keyBytes` long together. */
+ *  whose keys are `keyBytes` long together and whose values `valueBytes` at most. */
 export interface UsagePart {
   n: number;
   keyBytes: number;
+  valueBytes: number;
   write(op: Deno.AtomicOperation): void;
 }
 
-/** A row to write, with its key and that key's size (computed once: a group commit sizes every row). */
-interface Keyed {
-  u: UsageRow;
-  key: Deno.KvKey;
-  bytes: number;
-}
-
 /**
- * A commit's usage rows as parts, each the rows of one (key, hour, family, model) with one `sum` per non-zero
- * counter of their hour, within MAX_MUTATIONS and MAX_KEY_BYTES: a group too big for one atomic is cut into
- * several parts, each adding the sums of its own rows. So wherever the commit splits, a row and its counting
- * are in the same atomic. A row given twice (same key, time and request id) is written and counted once, the
- * last one, as Postgres upserts it once.
+ * A commit's usage rows as parts, each the entries (kv_usage_entries.ts) of one (key, hour, family, model) with
+ * one `sum` per non-zero counter of their hour, within MAX_MUTATIONS, MAX_KEY_BYTES and MAX_VALUE_BYTES: a
+ * group too big for one atomic is cut into several parts, each adding the sums of its own rows. So wherever
+ * the commit splits, a row and its counting are in the same atomic. A row given twice (same key, time and
+ * request id) is written and counted once, the last one, as Postgres upserts it once.
  */
 export function usageParts(rows: readonly UsageRow[]): UsagePart[] {
-  const groups = new Map<string, Keyed[]>();
+  const groups = new Map<string, UsageRow[]>();
   let last: UsageRow | undefined;
-  let list: Keyed[] = [];
+  let list: UsageRow[] = [];
   for (const u of distinct(rows)) {
     // A batch's rows come mostly in runs of one group (a key's requests for one model): the group's map key
     // is built only for a row outside the previous row's group.
@@ -104,24 +106,26 @@ export function usageParts(rows: readonly UsageRow[]): UsagePart[] {
       else groups.set(group, list = []);
     }
     last = u;
-    const key = rowKey(u);
-    list.push({ u, key, bytes: keyBytes(key) });
+    list.push(u);
   }
   const parts: UsagePart[] = [];
   for (const group of groups.values()) {
     // Room kept for the counters: each at most as long as the longest one's key.
-    const reserve = COUNTERS * keyBytes(totalsOf(group[0]!.u).at("cachedInputTokens"));
-    let slice: Keyed[] = [];
-    let bytes = reserve;
-    for (const k of group) {
+    const reserve = COUNTERS * keyBytes(totalsOf(group[0]!).at("cachedInputTokens"));
+    let slice: NewEntry[] = [];
+    let [bytes, values] = [reserve, 0];
+    for (const e of usageEntries(group)) {
       if (
-        slice.length > 0 && (slice.length + 1 + COUNTERS > MAX_MUTATIONS || bytes + k.bytes > MAX_KEY_BYTES)
+        slice.length > 0 &&
+        (slice.length + 1 + COUNTERS > MAX_MUTATIONS || bytes + e.keyBytes > MAX_KEY_BYTES ||
+          values + e.bytes > MAX_VALUE_BYTES)
       ) {
         parts.push(partOf(slice));
-        [slice, bytes] = [[], reserve];
+        [slice, bytes, values] = [[], reserve, 0];
       }
-      slice.push(k);
-      bytes += k.bytes;
+      slice.push(e);
+      bytes += e.keyBytes;
+      values += e.bytes;
     }
     parts.push(partOf(slice));
   }
@@ -151,28 +155,26 @@ const sameGroup = (a: UsageRow, b: UsageRow) =>
 /** A string prefixed with its length: joined with others into a map key no two different lists share. */
 const tagged = (s: string) => `${s.length}:${s}`;
 
-/** The rows (of one group) and the `sum`s that count them. */
-function partOf(rows: Keyed[]): UsagePart {
-  const t = totalsOf(rows[0]!.u);
-  let bytes = 0;
-  for (const k of rows) {
-    addRow(t, k.u);
-    bytes += k.bytes;
+/** The entries (of one group) and the `sum`s that count their rows. */
+function partOf(entries: NewEntry[]): UsagePart {
+  const t = totalsOf(entries[0]!.rows[0]!);
+  let [bytes, values] = [0, 0];
+  for (const e of entries) {
+    for (const u of e.rows) addRow(t, u);
+    bytes += e.keyBytes;
+    values += e.bytes;
   }
   const sums = counterValues(t);
   for (const [key] of sums) bytes += keyBytes(key);
   return {
-    n: rows.length + sums.length,
+    n: entries.length + sums.length,
     keyBytes: bytes,
+    valueBytes: values + 16 * sums.length,
     write(op) {
-      for (const k of rows) op.set(k.key, k.u);
+      for (const e of entries) op.set(e.key, e.rows);
       for (const [key, value] of sums) op.sum(key, value);
     },
   };
-}
-
-function rowKey(u: UsageRow): Deno.KvKey {
-  return kvKeys.usage(u.keyId, u.createdAt, u.requestId);
 }
 
 /** store.ts usageHours: the counters of the hours starting in [fromMs, toMs), one list, folded per hour. */
@@ -234,12 +236,13 @@ export async function backfillUsageHours(kv: Deno.Kv): Promise<void> {
   const ready = kvKeys.usageHoursReady();
   if ((await kv.get(ready)).versionstamp !== null) return;
   const totals = new Map<string, Totals>();
-  for await (const e of kv.list<UsageRow>({ prefix: kvKeys.usageRowsPrefix() })) {
-    const u = e.value;
-    const group = JSON.stringify([u.keyId, hourOf(u), u.family, u.model]);
-    let t = totals.get(group);
-    if (!t) totals.set(group, t = totalsOf(u));
-    addRow(t, u);
+  for await (const e of kv.list<UsageEntry>({ prefix: kvKeys.usageRowsPrefix() })) {
+    for (const u of entryRows(e.value)) {
+      const group = JSON.stringify([u.keyId, hourOf(u), u.family, u.model]);
+      let t = totals.get(group);
+      if (!t) totals.set(group, t = totalsOf(u));
+      addRow(t, u);
+    }
   }
   // Chunks of sets within one atomic's limits, each under the marker's check; the last one writes the marker.
   const chunks: [Deno.KvKey, bigint][][] = [[]];

@@ -34,8 +34,8 @@ export interface FaultyLocation extends StoreLocation {
   faulty(fault: WriteFault): Promise<Store>;
 }
 
-/** Rows per batch: on KV more than one atomic holds (kv_usage_hours.ts cuts them at 900 mutations). */
-const ROWS = 1_200;
+/** Rows per batch: on KV more than two atomics hold (kv_usage_hours.ts cuts them at MAX_VALUE_BYTES). */
+const ROWS = 1_700;
 
 /** The case `p`'s keys and its batch: a plain money delta, a lease delta, a settled checkpoint, ROWS rows
  *  of one hour, a new checkpoint. */

@@ -1,0 +1,195 @@
+/**
+ * A key's usage rows on Deno KV, several to an entry (store format 2). A commit writes the rows of one (key,
+ * hour, family, model) as entries of up to ENTRY_BYTES, each keyed by its first row in the listing order
+ * (kvKeys.usage: newest first, then by request id) and holding its rows in that order. One entry per row cost
+ * a KV mutation and a SQLite row per request, the largest single item of a request's own work
+ * (docs/performance.md "JSON path: the gateway's own work"). A format-1 entry holds one row as its value;
+ * both are read alike.
+ *
+ * The entries of processes sharing a KV file overlap in time, so a page is a merge (UsageMerge): a row is
+ * listed once no entry still unread can hold a row before it.
+ */
+import type { UsagePage } from "./store.ts";
+import type { UsageRow } from "./types.ts";
+import { kvKeys } from "./kv_keys.ts";
+import { keyBytes } from "./kv_atomic.ts";
+
+/** An entry's value: its rows in listing order (format 2), or one row (format 1). */
+export type UsageEntry = UsageRow | readonly UsageRow[];
+
+export function entryRows(value: UsageEntry): readonly UsageRow[] {
+  return Array.isArray(value) ? value : [value as UsageRow];
+}
+
+/** A row's place in the listing: its time and request id. */
+interface Place {
+  createdAt: number;
+  requestId: string;
+}
+
+/**
+ * Negative when `a` is listed before `b`: newer first, then by request id. Request ids are ASCII (the
+ * gateway's `req_` ids), so comparing code units orders them as KV orders their bytes.
+ */
+export function rowOrder(a: Place, b: Place): number {
+  return b.createdAt - a.createdAt || (a.requestId < b.requestId ? -1 : a.requestId > b.requestId ? 1 : 0);
+}
+
+/** Deno KV refuses a value over 65,536 bytes as encoded; an entry's rows by rowBytes stay within this. */
+export const ENTRY_BYTES = 60_000;
+
+/** A row's property names, tags and numbers, and its strings' headers, serialized: 330 bytes with its strings
+ *  empty and its bigints zero; the rest is room for longer varints and an array's slot. */
+const ROW_FIXED_BYTES = 360;
+const BIG = 1n << 128n;
+
+/**
+ * At least the size of `u` in V8's serialization (Deno KV's value encoding), counted without serializing it:
+ * each string at two bytes a code unit, each bigint below 2^128 at 20 bytes.
+ */
+export function rowBytes(u: UsageRow): number {
+  let n = ROW_FIXED_BYTES + 2 * (u.requestId.length + u.keyId.length + u.family.length + u.model.length +
+        u.endpoint.length + u.status.length + u.usageSource.length + (u.servedModel?.length ?? 0));
+  for (const b of [u.searchFee ?? 0n, u.reserved, u.charged, u.writtenOff]) n += bigintBytes(b);
+  const r = u.rates;
+  return n + bigintBytes(r.input) + bigintBytes(r.cacheRead) + bigintBytes(r.output) + bigintBytes(r.search);
+}
+
+function bigintBytes(b: bigint): number {
+  if (b < BIG && b > -BIG) return 20;
+  return 14 + 8 * Math.ceil((b < 0n ? -b : b).toString(16).length / 16);
+}
+
+/** An entry to write: its key, its rows in listing order, the key's encoded size and the rows' (rowBytes). */
+export interface NewEntry {
+  key: Deno.KvKey;
+  rows: UsageRow[];
+  keyBytes: number;
+  bytes: number;
+}
+
+/** Rows of one key as entries: sorted into listing order and cut where the next row would pass ENTRY_BYTES. */
+export function usageEntries(rows: readonly UsageRow[]): NewEntry[] {
+  const sorted = rows.toSorted(rowOrder);
+  const out: NewEntry[] = [];
+  let cur: NewEntry | undefined;
+  for (const u of sorted) {
+    const size = rowBytes(u);
+    if (cur === undefined || cur.bytes + size > ENTRY_BYTES) {
+      const key = kvKeys.usage(u.keyId, u.createdAt, u.requestId);
+      out.push(cur = { key, rows: [], keyBytes: keyBytes(key), bytes: 0 });
+    }
+    cur.rows.push(u);
+    cur.bytes += size;
+  }
+  return out;
+}
+
+/** A page's position: just past the row (at, id); the next page reads entries from the one keyed (fromAt,
+ *  fromId), the first that may still hold a row past it. */
+interface Position {
+  at: number;
+  id: string;
+  fromAt: number;
+  fromId: string;
+}
+
+/** Opaque to callers (the report signs it): `at:fromAt:length of fromId:fromId` then the row's id. */
+function cursorOf(p: Position): string {
+  return `${p.at}:${p.fromAt}:${p.fromId.length}:${p.fromId}${p.id}`;
+}
+
+function parseCursor(cursor: string): Position {
+  const m = /^(\d{1,16}):(\d{1,16}):(\d{1,4}):(.*)$/s.exec(cursor);
+  const idLength = m ? Number(m[3]) : -1;
+  if (!m || idLength > m[4]!.length) throw new Error("invalid usage cursor");
+  return {
+    at: Number(m[1]),
+    id: m[4]!.slice(idLength),
+    fromAt: Number(m[2]),
+    fromId: m[4]!.slice(0, idLength),
+  };
+}
+
+/** Where a page starts reading a key's entries: its first entry, or the one a cursor names. */
+export function pageStart(keyId: string, after: string | undefined): Deno.KvKey | undefined {
+  if (after === undefined) return undefined;
+  const p = parseCursor(after);
+  return kvKeys.usage(keyId, p.fromAt, p.fromId);
+}
+
+/** A read entry: its first row's place and how many of its rows wait in the buffer. */
+interface Read extends Place {
+  left: number;
+}
+
+/**
+ * One page of a key's rows from its entries, given in key order (`add`). Rows past the cursor wait in a buffer
+ * until an entry whose first row comes after them is read (or the entries end): every entry not read yet
+ * starts there or later, so none can hold a row before them. Each listed row's cursor names the first entry
+ * that still has a row waiting after it, so the next page reads again no entry it has wholly listed but the
+ * last one read.
+ */
+export class UsageMerge {
+  readonly #after: Position | undefined;
+  readonly #limit: number;
+  /** Waiting rows, last listed first (so the next to list is popped), each with its entry's index. */
+  #waiting: { row: UsageRow; entry: number }[] = [];
+  #entries: Read[] = [];
+  /** The first entry with rows still waiting, or the last one read. */
+  #from = 0;
+  readonly #rows: UsageRow[] = [];
+  readonly #cursors: string[] = [];
+
+  constructor(limit: number, after?: string) {
+    this.#limit = limit;
+    this.#after = after === undefined ? undefined : parseCursor(after);
+  }
+
+  /** Takes the next entry, keyed by `first`; true once the page is full (read no more). */
+  add(first: Place, rows: readonly UsageRow[]): boolean {
+    // Read before the rows it bounds are listed, so a cursor past them names it rather than an entry behind.
+    const entry = this.#entries.push({ createdAt: first.createdAt, requestId: first.requestId, left: 0 }) - 1;
+    if (this.#list(first)) return true;
+    const after = this.#after;
+    const past = after && { createdAt: after.at, requestId: after.id };
+    for (const row of rows) {
+      if (past && rowOrder(row, past) <= 0) continue;
+      this.#waiting.push({ row, entry });
+      this.#entries[entry]!.left++;
+    }
+    this.#waiting.sort((a, b) => rowOrder(b.row, a.row));
+    return false;
+  }
+
+  /** The page: the rows still waiting listed too, when the page is not full. */
+  page(): UsagePage {
+    this.#list(undefined);
+    const rows = this.#rows;
+    return rows.length === this.#limit && rows.length > 0
+      ? { rows, cursors: this.#cursors, next: this.#cursors.at(-1)! }
+      : { rows, cursors: this.#cursors };
+  }
+
+  /** Lists the waiting rows that come before `bound` (all, without one); true once the page is full. */
+  #list(bound: Place | undefined): boolean {
+    const waiting = this.#waiting;
+    const entries = this.#entries;
+    while (this.#rows.length < this.#limit && waiting.length > 0) {
+      const next = waiting.at(-1)!;
+      if (bound && rowOrder(next.row, bound) >= 0) break;
+      waiting.pop();
+      entries[next.entry]!.left--;
+      while (this.#from < entries.length - 1 && entries[this.#from]!.left === 0) this.#from++;
+      const from = entries[this.#from]!;
+      this.#rows.push(next.row);
+      this.#cursors.push(cursorOf({
+        at: next.row.createdAt,
+        id: next.row.requestId,
+        fromAt: from.createdAt,
+        fromId: from.requestId,
+      }));
+    }
+    return this.#rows.length >= this.#limit;
+  }
+}

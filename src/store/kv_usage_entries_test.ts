@@ -1,0 +1,264 @@
+/**
+ * Usage rows several to a KV entry (kv_usage_entries.ts): the merge lists overlapping entries in order from any
+ * cursor, entries stay within Deno KV's value limit, and a store with rows of both formats, written by two
+ * processes at once, pages them in order.
+ */
+import assert from "node:assert/strict";
+import { serialize } from "node:v8";
+import type { UsageRow } from "./types.ts";
+import {
+  ENTRY_BYTES,
+  entryRows,
+  rowBytes,
+  rowOrder,
+  usageEntries,
+  type UsageEntry,
+  UsageMerge,
+} from "./kv_usage_entries.ts";
+import { kvKeys } from "./kv_keys.ts";
+import { KvStore } from "./kv_store.ts";
+import { usageParts } from "./kv_usage_hours.ts";
+import { batchId, keyRecord, usageRow } from "./testing/test_fixtures.ts";
+
+/** A small deterministic generator (xorshift), so a failing case can be run again. */
+function random(seed: number): (n: number) => number {
+  let x = seed || 1;
+  return (n) => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) % n;
+  };
+}
+
+interface Stored {
+  first: { createdAt: number; requestId: string };
+  value: UsageEntry;
+}
+
+/** Entries as KV lists them: by their key, the first row's place. */
+const byKey = (a: Stored, b: Stored) => rowOrder(a.first, b.first);
+
+/** `rows` cut into entries at random, some as format-1 single rows; sorted by key. */
+function store(rows: UsageRow[], rnd: (n: number) => number): Stored[] {
+  const out: Stored[] = [];
+  const pool = [...rows];
+  while (pool.length > 0) {
+    const take = pool.splice(0, 1 + rnd(6)).sort(rowOrder);
+    const value = take.length === 1 && rnd(2) === 0 ? take[0]! : take;
+    out.push({ first: take[0]!, value });
+  }
+  return out.sort(byKey);
+}
+
+/** One page as KvUsage.listUsage reads it: the entries from the cursor's, in key order. */
+function page(entries: Stored[], limit: number, after?: string) {
+  const merge = new UsageMerge(limit, after);
+  const start = after === undefined ? undefined : startOf(after);
+  for (const e of entries) {
+    if (start && rowOrder(e.first, start) < 0) continue;
+    if (merge.add(e.first, entryRows(e.value))) break;
+  }
+  return merge.page();
+}
+
+/** The entry a cursor names, through the key the store would list from. */
+function startOf(after: string) {
+  const m = /^\d+:(\d+):(\d+):(.*)$/s.exec(after)!;
+  return { createdAt: Number(m[1]), requestId: m[3]!.slice(0, Number(m[2])) };
+}
+
+const ids = (rows: readonly UsageRow[]) => rows.map((r) => r.requestId);
+
+Deno.test("usage merge: overlapping entries page in order from every cursor, whatever the page size", () => {
+  for (let seed = 1; seed <= 200; seed++) {
+    const rnd = random(seed);
+    // Two or three writers whose entries overlap in time; equal times happen.
+    const rows = Array.from(
+      { length: 1 + rnd(60) },
+      (_, i) =>
+        usageRow(`req_${String(rnd(1000)).padStart(3, "0")}_${i}`, "key_m", { createdAt: 1_000 + rnd(40) }),
+    );
+    const expected = ids(rows.toSorted(rowOrder));
+    const entries = store(rows, rnd);
+    const limit = 1 + rnd(8);
+    // Through `next`, page by page.
+    const listed: string[] = [];
+    let p = page(entries, limit);
+    listed.push(...ids(p.rows));
+    for (let guard = 0; p.next !== undefined; guard++) {
+      assert.ok(guard <= rows.length, `seed ${seed}: pages do not end`);
+      assert.equal(p.rows.length, limit);
+      p = page(entries, limit, p.next);
+      listed.push(...ids(p.rows));
+    }
+    assert.deepEqual(listed, expected, `seed ${seed}`);
+    // From each row's own cursor: the rest, in order.
+    const first = page(entries, rows.length);
+    assert.deepEqual(ids(first.rows), expected, `seed ${seed}: one page`);
+    assert.equal(first.next, first.cursors.at(-1), `seed ${seed}: a full page goes on`);
+    for (const [i, cursor] of first.cursors.entries()) {
+      assert.deepEqual(
+        ids(page(entries, rows.length, cursor).rows),
+        expected.slice(i + 1),
+        `seed ${seed} row ${i}`,
+      );
+    }
+  }
+});
+
+Deno.test("usage merge: a cursor re-reads no entry it has listed whole but the last one read", () => {
+  // One writer: entries follow each other in time, so a row's cursor names its own entry while it has rows
+  // left, else the entry after it.
+  const rows = Array.from({ length: 9 }, (_, i) => usageRow(`req_${i}`, "key_m", { createdAt: 2_000 - i }));
+  const entries = [rows.slice(0, 3), rows.slice(3, 6), rows.slice(6)].map((r) => ({
+    first: r[0]!,
+    value: r,
+  }));
+  const p = page(entries, 4);
+  assert.deepEqual(ids(p.rows), ["req_0", "req_1", "req_2", "req_3"]);
+  assert.deepEqual(p.cursors.map((c) => startOf(c).requestId), ["req_0", "req_0", "req_3", "req_3"]);
+  assert.equal(p.next, p.cursors[3]);
+  assert.deepEqual(ids(page(entries, 10, p.next).rows), ["req_4", "req_5", "req_6", "req_7", "req_8"]);
+});
+
+Deno.test("usage merge: a cursor that is not one is refused", () => {
+  for (const bad of ["", "12", "1:2:3", "1:2:9:short", "x:2:1:ab", "1:2:-1:ab"]) {
+    assert.throws(() => new UsageMerge(5, bad), /invalid usage cursor/, bad);
+  }
+});
+
+/** A row as large as the gateway writes one: long ids and model, every optional field, large numbers. */
+function largeRow(over: Partial<UsageRow> = {}): UsageRow {
+  return usageRow(`req_${"x".repeat(60)}`, `key_${"k".repeat(60)}`, {
+    model: "m".repeat(120),
+    servedModel: "модель-".repeat(20),
+    endpoint: "/v1/chat/completions",
+    status: "cancelled",
+    usageSource: "estimated",
+    createdAt: Number.MAX_SAFE_INTEGER,
+    inputTokens: Number.MAX_SAFE_INTEGER,
+    cachedInputTokens: 2 ** 40 + 0.5,
+    outputTokens: -1,
+    webSearchRequests: 2 ** 31,
+    searchFee: (1n << 127n) - 1n,
+    reserved: -(1n << 127n) + 1n,
+    charged: 1n << 200n,
+    writtenOff: 0n,
+    rates: { input: 1n << 64n, cacheRead: 1n << 100n, output: 1n << 127n, search: 1n << 500n },
+    ...over,
+  });
+}
+
+Deno.test("rowBytes is at least V8's serialization of the row, and not far above it", () => {
+  const rows = [
+    usageRow("req_1", "key_1"),
+    largeRow(),
+    largeRow({ servedModel: undefined, searchFee: undefined }),
+  ];
+  for (const [i, u] of rows.entries()) {
+    const real = serialize(u).length;
+    assert.ok(rowBytes(u) >= real, `row ${i}: ${rowBytes(u)} < ${real}`);
+    assert.ok(rowBytes(u) <= 2 * real, `row ${i}: ${rowBytes(u)} far above ${real}`);
+  }
+});
+
+Deno.test("usageEntries: a key's rows in listing order, cut before ENTRY_BYTES; each entry fits a KV value", () => {
+  const rows = Array.from(
+    { length: 400 },
+    (_, i) => largeRow({ requestId: `req_${i}`, createdAt: 5_000 + i % 7 }),
+  );
+  const entries = usageEntries(rows);
+  assert.ok(entries.length > 1);
+  assert.deepEqual(entries.flatMap((e) => ids(e.rows)), ids(rows.toSorted(rowOrder)));
+  for (const e of entries) {
+    assert.ok(e.bytes <= ENTRY_BYTES);
+    assert.ok(serialize(e.rows).length <= 65_536, `${serialize(e.rows).length}`);
+    assert.deepEqual(e.key, kvKeys.usage(e.rows[0]!.keyId, e.rows[0]!.createdAt, e.rows[0]!.requestId));
+  }
+});
+
+async function tempFile(): Promise<{ path: string; [Symbol.asyncDispose](): Promise<void> }> {
+  const dir = await Deno.makeTempDir({ prefix: "kv_usage_entries_" });
+  return { path: `${dir}/gateway.kv`, [Symbol.asyncDispose]: () => Deno.remove(dir, { recursive: true }) };
+}
+
+async function listAll(s: KvStore, keyId: string, limit: number): Promise<string[]> {
+  const out: string[] = [];
+  let after: string | undefined;
+  do {
+    const p = await s.listUsage(keyId, after === undefined ? { limit } : { limit, after });
+    out.push(...ids(p.rows));
+    after = p.next;
+  } while (after !== undefined);
+  return out;
+}
+
+Deno.test("KV store: two processes' overlapping commits and format-1 rows page in order", async () => {
+  await using file = await tempFile();
+  const a = await KvStore.open(file.path);
+  const b = await KvStore.open(file.path);
+  try {
+    await a.createKey(keyRecord("key_s", { credited: 1_000_000n, balance: 1_000_000n }));
+    const rnd = random(7);
+    const rows: UsageRow[] = [];
+    for (let round = 0; round < 6; round++) {
+      for (const s of [a, b]) {
+        const batch = Array.from({ length: 1 + rnd(30) }, () => {
+          const u = usageRow(`req_${rows.length.toString().padStart(4, "0")}`, "key_s", {
+            createdAt: 10_000 + round * 20 + rnd(40),
+            model: rnd(3) === 0 ? "k2" : "k3",
+          });
+          rows.push(u);
+          return u;
+        });
+        await s.commit({ id: batchId(), money: [], usage: batch });
+      }
+    }
+    // Rows a format-1 build wrote, one to an entry, among them.
+    const kv = await Deno.openKv(file.path);
+    try {
+      for (let i = 0; i < 20; i++) {
+        const u = usageRow(`req_old_${i}`, "key_s", { createdAt: 10_000 + rnd(160) });
+        rows.push(u);
+        await kv.set(kvKeys.usage(u.keyId, u.createdAt, u.requestId), u);
+      }
+    } finally {
+      kv.close();
+    }
+    const expected = ids(rows.toSorted(rowOrder));
+    for (const limit of [1, 7, 50, 1_000]) {
+      assert.deepEqual(await listAll(a, "key_s", limit), expected, `${limit}`);
+    }
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
+Deno.test("KV store: a commit of 3,000 large rows of one key goes in, in entries within KV's limits", async () => {
+  await using file = await tempFile();
+  const s = await KvStore.open(file.path);
+  try {
+    const rows = Array.from({ length: 3_000 }, (_, i) =>
+      largeRow({
+        requestId: `req_${String(i).padStart(4, "0")}`,
+        keyId: "key_big",
+        model: "k3",
+        createdAt: 1_700_000_000_000 + i,
+        inputTokens: 1,
+        outputTokens: 2,
+        cachedInputTokens: 0,
+        charged: 3n,
+      }));
+    assert.ok(usageParts(rows).length > 1, "more than one atomic's values");
+    await s.commit({ id: batchId(), money: [], usage: rows });
+    assert.deepEqual(await listAll(s, "key_big", 500), ids(rows.toSorted(rowOrder)));
+    const hour = 1_700_000_000_000 - 1_700_000_000_000 % 3_600_000;
+    const sums = await s.usageHours("key_big", hour, hour + 2 * 3_600_000);
+    assert.equal(sums.reduce((n, h) => n + h.requests, 0), 3_000);
+    assert.equal(sums.reduce((n, h) => n + h.charged, 0n), 9_000n);
+  } finally {
+    await s.close();
+  }
+});

@@ -82,7 +82,7 @@ export async function commitBatch(kv: Deno.Kv, batch: CommitBatch): Promise<void
   for (const id of batch.closed ?? []) {
     add(1, keyBytes(kvKeys.open(id)), (op) => op.delete(kvKeys.open(id)));
   }
-  for (const part of usageParts(batch.usage)) {
+  for (const part of usageParts(batch.usage, batch.id)) {
     add(part.n, part.keyBytes, (op) => part.write(op), part.valueBytes);
   }
   for (const u of batch.open ?? []) {

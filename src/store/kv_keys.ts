@@ -63,6 +63,10 @@ export const kvKeys = {
   /** Usage rows sort newest first: inverted time, then request id. */
   usage: (keyId: string, createdAt: number, requestId: string) =>
     ["usage", keyId, Number.MAX_SAFE_INTEGER - createdAt, requestId] as const,
+  /** A usage entry of rows (kv_usage_entries.ts), keyed by its first row as `usage` keys a row, then by the
+   *  batch that wrote it: no commit replaces an entry another wrote, whatever rows they share. */
+  usageEntry: (keyId: string, createdAt: number, requestId: string, batchId: string) =>
+    ["usage", keyId, Number.MAX_SAFE_INTEGER - createdAt, requestId, batchId] as const,
   /** The time and request id a usage entry's key names (its first row's). */
   usagePlace: (key: Deno.KvKey) => ({
     createdAt: Number.MAX_SAFE_INTEGER - (key[2] as number),

@@ -1,7 +1,9 @@
 /**
  * A key's usage rows on Deno KV, several to an entry (store format 2). A commit writes the rows of one (key,
  * hour, family, model) as entries of up to ENTRY_BYTES, each keyed by its first row in the listing order
- * (kvKeys.usage: newest first, then by request id) and holding its rows in that order. One entry per row cost
+ * (kvKeys.usage: newest first, then by request id) and its batch (kvKeys.usageEntry), and holding its rows in
+ * that order. A row two batches wrote is listed twice, as its hour counts it twice; neither entry replaces the
+ * other's rows. One entry per row cost
  * a KV mutation and a SQLite row per request, the largest single item of a request's own work
  * (docs/performance.md "JSON path: the gateway's own work"). A format-1 entry holds one row as its value;
  * both are read alike.
@@ -68,15 +70,16 @@ export interface NewEntry {
   bytes: number;
 }
 
-/** Rows of one key as entries: sorted into listing order and cut where the next row would pass ENTRY_BYTES. */
-export function usageEntries(rows: readonly UsageRow[]): NewEntry[] {
+/** Rows of one key as entries of batch `batchId`: sorted into listing order and cut where the next row would
+ *  pass ENTRY_BYTES. */
+export function usageEntries(rows: readonly UsageRow[], batchId: string): NewEntry[] {
   const sorted = rows.toSorted(rowOrder);
   const out: NewEntry[] = [];
   let cur: NewEntry | undefined;
   for (const u of sorted) {
     const size = rowBytes(u);
     if (cur === undefined || cur.bytes + size > ENTRY_BYTES) {
-      const key = kvKeys.usage(u.keyId, u.createdAt, u.requestId);
+      const key = kvKeys.usageEntry(u.keyId, u.createdAt, u.requestId, batchId);
       out.push(cur = { key, rows: [], keyBytes: keyBytes(key), bytes: 0 });
     }
     cur.rows.push(u);

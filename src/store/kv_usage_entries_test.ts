@@ -168,13 +168,16 @@ Deno.test("usageEntries: a key's rows in listing order, cut before ENTRY_BYTES; 
     { length: 400 },
     (_, i) => largeRow({ requestId: `req_${i}`, createdAt: 5_000 + i % 7 }),
   );
-  const entries = usageEntries(rows);
+  const entries = usageEntries(rows, "batch_1");
   assert.ok(entries.length > 1);
   assert.deepEqual(entries.flatMap((e) => ids(e.rows)), ids(rows.toSorted(rowOrder)));
   for (const e of entries) {
     assert.ok(e.bytes <= ENTRY_BYTES);
     assert.ok(serialize(e.rows).length <= 65_536, `${serialize(e.rows).length}`);
-    assert.deepEqual(e.key, kvKeys.usage(e.rows[0]!.keyId, e.rows[0]!.createdAt, e.rows[0]!.requestId));
+    assert.deepEqual(
+      e.key,
+      kvKeys.usageEntry(e.rows[0]!.keyId, e.rows[0]!.createdAt, e.rows[0]!.requestId, "batch_1"),
+    );
   }
 });
 
@@ -251,13 +254,44 @@ Deno.test("KV store: a commit of 3,000 large rows of one key goes in, in entries
         cachedInputTokens: 0,
         charged: 3n,
       }));
-    assert.ok(usageParts(rows).length > 1, "more than one atomic's values");
+    assert.ok(usageParts(rows, "batch_1").length > 1, "more than one atomic's values");
     await s.commit({ id: batchId(), money: [], usage: rows });
     assert.deepEqual(await listAll(s, "key_big", 500), ids(rows.toSorted(rowOrder)));
     const hour = 1_700_000_000_000 - 1_700_000_000_000 % 3_600_000;
     const sums = await s.usageHours("key_big", hour, hour + 2 * 3_600_000);
     assert.equal(sums.reduce((n, h) => n + h.requests, 0), 3_000);
     assert.equal(sums.reduce((n, h) => n + h.charged, 0n), 9_000n);
+  } finally {
+    await s.close();
+  }
+});
+
+Deno.test("KV store: a row two batches write keeps every other row of both, listed as its hour counts it", async () => {
+  await using file = await tempFile();
+  const s = await KvStore.open(file.path);
+  try {
+    const at = Date.UTC(2026, 2, 1, 10, 5);
+    const shared = usageRow("req_shared", "key_d", { createdAt: at + 10, charged: 5n });
+    const first = [
+      shared,
+      usageRow("req_a1", "key_d", { createdAt: at + 2 }),
+      usageRow("req_a2", "key_d", { createdAt: at + 1 }),
+    ];
+    const second = [shared, usageRow("req_b1", "key_d", { createdAt: at + 3 })];
+    await s.commit({ id: batchId(), money: [], usage: first });
+    await s.commit({ id: batchId(), money: [], usage: second });
+    // The shared row is the first of an entry in both batches: one entry must not replace the other.
+    assert.deepEqual(await listAll(s, "key_d", 10), [
+      "req_shared",
+      "req_shared",
+      "req_b1",
+      "req_a1",
+      "req_a2",
+    ]);
+    const hour = at - at % 3_600_000;
+    const [sums] = await s.usageHours("key_d", hour, hour + 3_600_000);
+    assert.equal(sums?.requests, 5);
+    assert.equal(sums?.charged, 5n + 5n + 1n + 1n + 1n);
   } finally {
     await s.close();
   }

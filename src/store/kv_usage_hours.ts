@@ -86,13 +86,13 @@ export interface UsagePart {
 }
 
 /**
- * A commit's usage rows as parts, each the entries (kv_usage_entries.ts) of one (key, hour, family, model) with
- * one `sum` per non-zero counter of their hour, within MAX_MUTATIONS, MAX_KEY_BYTES and MAX_VALUE_BYTES: a
- * group too big for one atomic is cut into several parts, each adding the sums of its own rows. So wherever
+ * A commit's usage rows as parts, each the entries (kv_usage_entries.ts) of batch `batchId` for one (key, hour,
+ * family, model) with one `sum` per non-zero counter of their hour, within MAX_MUTATIONS, MAX_KEY_BYTES and
+ * MAX_VALUE_BYTES: a group too big for one atomic is cut into several parts, each adding the sums of its own rows. So wherever
  * the commit splits, a row and its counting are in the same atomic. A row given twice (same key, time and
- * request id) is written and counted once, the last one, as Postgres upserts it once.
+ * request id) in one batch is written and counted once, the last one, as Postgres upserts it once.
  */
-export function usageParts(rows: readonly UsageRow[]): UsagePart[] {
+export function usageParts(rows: readonly UsageRow[], batchId: string): UsagePart[] {
   const groups = new Map<string, UsageRow[]>();
   let last: UsageRow | undefined;
   let list: UsageRow[] = [];
@@ -114,7 +114,7 @@ export function usageParts(rows: readonly UsageRow[]): UsagePart[] {
     const reserve = COUNTERS * keyBytes(totalsOf(group[0]!).at("cachedInputTokens"));
     let slice: NewEntry[] = [];
     let [bytes, values] = [reserve, 0];
-    for (const e of usageEntries(group)) {
+    for (const e of usageEntries(group, batchId)) {
       if (
         slice.length > 0 &&
         (slice.length + 1 + COUNTERS > MAX_MUTATIONS || bytes + e.keyBytes > MAX_KEY_BYTES ||

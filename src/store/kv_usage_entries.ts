@@ -2,8 +2,8 @@
  * A key's usage rows on Deno KV, several to an entry (store format 2). A commit writes the rows of one (key,
  * hour, family, model) as entries of up to ENTRY_BYTES, each keyed by its first row in the listing order
  * (kvKeys.usage: newest first, then by request id) and its batch (kvKeys.usageEntry), and holding its rows in
- * that order. A row two batches wrote is listed twice, as its hour counts it twice; neither entry replaces the
- * other's rows. One entry per row cost
+ * that order. A row two batches wrote is listed twice, as its hour counts it twice (once when a page ends
+ * between the two: a cursor names a place, and both have it); neither entry replaces the other's rows. One entry per row cost
  * a KV mutation and a SQLite row per request, the largest single item of a request's own work
  * (docs/performance.md "JSON path: the gateway's own work"). A format-1 entry holds one row as its value;
  * both are read alike.

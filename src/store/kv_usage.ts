@@ -4,7 +4,7 @@ import type { UsagePage, UsageStore } from "./store.ts";
 import type { UsageHour } from "./types.ts";
 import { kvKeys } from "./kv_keys.ts";
 import { readUsageHours } from "./kv_usage_hours.ts";
-import { entryRows, pageStart, type UsageEntry, UsageMerge } from "./kv_usage_entries.ts";
+import { entryRows, type UsageEntry, UsageMerge } from "./kv_usage_entries.ts";
 
 /** Entries read per KV round trip: a format-2 entry holds up to ENTRY_BYTES of rows. */
 const BATCH = 16;
@@ -14,9 +14,12 @@ export class KvUsage implements UsageStore {
 
   async listUsage(keyId: string, opts: { limit: number; after?: string }): Promise<UsagePage> {
     const prefix = kvKeys.usagePrefix(keyId);
-    const start = pageStart(keyId, opts.after);
     const merge = new UsageMerge(opts.limit, opts.after);
-    const entries = this.kv.list<UsageEntry>(start ? { prefix, start } : { prefix }, { batchSize: BATCH });
+    const from = merge.from;
+    const entries = this.kv.list<UsageEntry>(
+      from ? { prefix, start: kvKeys.usage(keyId, from.createdAt, from.requestId) } : { prefix },
+      { batchSize: BATCH },
+    );
     for await (const e of entries) {
       if (merge.add(kvKeys.usagePlace(e.key), entryRows(e.value))) break;
     }

@@ -50,11 +50,12 @@ const BIG = 1n << 128n;
  * each string at two bytes a code unit, each bigint below 2^128 at 20 bytes.
  */
 export function rowBytes(u: UsageRow): number {
-  let n = ROW_FIXED_BYTES + 2 * (u.requestId.length + u.keyId.length + u.family.length + u.model.length +
+  const n = ROW_FIXED_BYTES + 2 * (u.requestId.length + u.keyId.length + u.family.length + u.model.length +
         u.endpoint.length + u.status.length + u.usageSource.length + (u.servedModel?.length ?? 0));
-  for (const b of [u.searchFee ?? 0n, u.reserved, u.charged, u.writtenOff]) n += bigintBytes(b);
   const r = u.rates;
-  return n + bigintBytes(r.input) + bigintBytes(r.cacheRead) + bigintBytes(r.output) + bigintBytes(r.search);
+  return n + bigintBytes(u.searchFee ?? 0n) + bigintBytes(u.reserved) + bigintBytes(u.charged) +
+    bigintBytes(u.writtenOff) + bigintBytes(r.input) + bigintBytes(r.cacheRead) + bigintBytes(r.output) +
+    bigintBytes(r.search);
 }
 
 function bigintBytes(b: bigint): number {
@@ -88,18 +89,16 @@ export function usageEntries(rows: readonly UsageRow[], batchId: string): NewEnt
   return out;
 }
 
-/** A page's position: just past the row (at, id); the next page reads entries from the one keyed (fromAt,
- *  fromId), the first that may still hold a row past it. */
+/** A page's position: just past the row at `past`; the next page reads entries from the one keyed by `from`,
+ *  the first that may still hold a row past it. */
 interface Position {
-  at: number;
-  id: string;
-  fromAt: number;
-  fromId: string;
+  past: Place;
+  from: Place;
 }
 
-/** Opaque to callers (the report signs it): `at:fromAt:length of fromId:fromId` then the row's id. */
-function cursorOf(p: Position): string {
-  return `${p.at}:${p.fromAt}:${p.fromId.length}:${p.fromId}${p.id}`;
+/** Opaque to callers (the report signs it): `past time:from time:length of from's id:from's id` then past's id. */
+function cursorOf(past: Place, from: Place): string {
+  return `${past.createdAt}:${from.createdAt}:${from.requestId.length}:${from.requestId}${past.requestId}`;
 }
 
 function parseCursor(cursor: string): Position {
@@ -107,18 +106,9 @@ function parseCursor(cursor: string): Position {
   const idLength = m ? Number(m[3]) : -1;
   if (!m || idLength > m[4]!.length) throw new Error("invalid usage cursor");
   return {
-    at: Number(m[1]),
-    id: m[4]!.slice(idLength),
-    fromAt: Number(m[2]),
-    fromId: m[4]!.slice(0, idLength),
+    past: { createdAt: Number(m[1]), requestId: m[4]!.slice(idLength) },
+    from: { createdAt: Number(m[2]), requestId: m[4]!.slice(0, idLength) },
   };
-}
-
-/** Where a page starts reading a key's entries: its first entry, or the one a cursor names. */
-export function pageStart(keyId: string, after: string | undefined): Deno.KvKey | undefined {
-  if (after === undefined) return undefined;
-  const p = parseCursor(after);
-  return kvKeys.usage(keyId, p.fromAt, p.fromId);
 }
 
 /** A read entry: its first row's place and how many of its rows wait in the buffer. */
@@ -134,7 +124,9 @@ interface Read extends Place {
  * last one read.
  */
 export class UsageMerge {
-  readonly #after: Position | undefined;
+  /** The entry this page starts reading at (kvKeys.usage of its place); undefined on the first page. */
+  readonly from: Place | undefined;
+  readonly #past: Place | undefined;
   readonly #limit: number;
   /** Waiting rows, last listed first (so the next to list is popped), each with its entry's index. */
   #waiting: { row: UsageRow; entry: number }[] = [];
@@ -144,9 +136,12 @@ export class UsageMerge {
   readonly #rows: UsageRow[] = [];
   readonly #cursors: string[] = [];
 
+  /** Refuses (Error "invalid usage cursor") an `after` that is not one of its cursors. */
   constructor(limit: number, after?: string) {
     this.#limit = limit;
-    this.#after = after === undefined ? undefined : parseCursor(after);
+    const at = after === undefined ? undefined : parseCursor(after);
+    this.from = at?.from;
+    this.#past = at?.past;
   }
 
   /** Takes the next entry, keyed by `first`; true once the page is full (read no more). */
@@ -154,8 +149,7 @@ export class UsageMerge {
     // Read before the rows it bounds are listed, so a cursor past them names it rather than an entry behind.
     const entry = this.#entries.push({ createdAt: first.createdAt, requestId: first.requestId, left: 0 }) - 1;
     if (this.#list(first)) return true;
-    const after = this.#after;
-    const past = after && { createdAt: after.at, requestId: after.id };
+    const past = this.#past;
     for (const row of rows) {
       if (past && rowOrder(row, past) <= 0) continue;
       this.#waiting.push({ row, entry });
@@ -186,12 +180,7 @@ export class UsageMerge {
       while (this.#from < entries.length - 1 && entries[this.#from]!.left === 0) this.#from++;
       const from = entries[this.#from]!;
       this.#rows.push(next.row);
-      this.#cursors.push(cursorOf({
-        at: next.row.createdAt,
-        id: next.row.requestId,
-        fromAt: from.createdAt,
-        fromId: from.requestId,
-      }));
+      this.#cursors.push(cursorOf(next.row, from));
     }
     return this.#rows.length >= this.#limit;
   }

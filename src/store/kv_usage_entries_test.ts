@@ -51,21 +51,15 @@ function store(rows: UsageRow[], rnd: (n: number) => number): Stored[] {
   return out.sort(byKey);
 }
 
-/** One page as KvUsage.listUsage reads it: the entries from the cursor's, in key order. */
+/** One page as KvUsage.listUsage reads it: the entries from the one the cursor names, in key order. */
 function page(entries: Stored[], limit: number, after?: string) {
   const merge = new UsageMerge(limit, after);
-  const start = after === undefined ? undefined : startOf(after);
+  const from = merge.from;
   for (const e of entries) {
-    if (start && rowOrder(e.first, start) < 0) continue;
+    if (from && rowOrder(e.first, from) < 0) continue;
     if (merge.add(e.first, entryRows(e.value))) break;
   }
   return merge.page();
-}
-
-/** The entry a cursor names, through the key the store would list from. */
-function startOf(after: string) {
-  const m = /^\d+:(\d+):(\d+):(.*)$/s.exec(after)!;
-  return { createdAt: Number(m[1]), requestId: m[3]!.slice(0, Number(m[2])) };
 }
 
 const ids = (rows: readonly UsageRow[]) => rows.map((r) => r.requestId);
@@ -117,7 +111,12 @@ Deno.test("usage merge: a cursor re-reads no entry it has listed whole but the l
   }));
   const p = page(entries, 4);
   assert.deepEqual(ids(p.rows), ["req_0", "req_1", "req_2", "req_3"]);
-  assert.deepEqual(p.cursors.map((c) => startOf(c).requestId), ["req_0", "req_0", "req_3", "req_3"]);
+  assert.deepEqual(p.cursors.map((c) => new UsageMerge(1, c).from?.requestId), [
+    "req_0",
+    "req_0",
+    "req_3",
+    "req_3",
+  ]);
   assert.equal(p.next, p.cursors[3]);
   assert.deepEqual(ids(page(entries, 10, p.next).rows), ["req_4", "req_5", "req_6", "req_7", "req_8"]);
 });

@@ -88,8 +88,8 @@ export interface UsagePart {
 /**
  * A commit's usage rows as parts, each the entries (kv_usage_entries.ts) of batch `batchId` for one (key, hour,
  * family, model) with one `sum` per non-zero counter of their hour, within MAX_MUTATIONS, MAX_KEY_BYTES and
- * MAX_VALUE_BYTES: a group too big for one atomic is cut into several parts, each adding the sums of its own rows. So wherever
- * the commit splits, a row and its counting are in the same atomic. A row given twice (same key, time and
+ * MAX_VALUE_BYTES: a group too big for one atomic is cut into several parts, each adding the sums of its own
+ * rows. So wherever the commit splits, a row and its counting are in the same atomic. A row given twice (same key, time and
  * request id) in one batch is written and counted once, the last one, as Postgres upserts it once.
  */
 export function usageParts(rows: readonly UsageRow[], batchId: string): UsagePart[] {

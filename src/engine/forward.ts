@@ -38,7 +38,7 @@ export async function forward(x: Exchange): Promise<Response> {
     ir: x.ir,
     inputTokens: x.inputTokens,
     outputBudget: x.outputBudget,
-    signal: x.ctx.req.signal,
+    signal: x.abort.signal,
     now: x.app.now,
     queued: (ms) => metrics.thetaQueueWait.observe(ms / 1000),
   });

@@ -12,6 +12,7 @@ import { type Family, findModel, type ModelEntry } from "../catalog/models.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import { resolveFileReferences } from "../files/resolve.ts";
 import { parseJsonText, readBodyBytes } from "../request/body.ts";
+import { ClientWatch } from "../request/client_watch.ts";
 import type { KeyContext } from "../request/context.ts";
 import { requestParams } from "../ir/request.ts";
 import type { Protocol, ProtocolName } from "../protocols/codec.ts";
@@ -146,20 +147,19 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
     throw err;
   }
   ctx.trace.reserved();
+  const abort = new AbortController();
+  // A client that leaves before the answer starts aborts the upstream too (a started stream does this
+  // through its cancel). Stopped before we respond, so the runtime's end-of-response abort is moot.
+  const client = new ClientWatch(ctx.req, () => abort.abort());
   // From here the hold has one owner: the `finally` below closes it, whatever path the exchange took.
-  const settlement = new Settlement(reservation, ctx.req.signal);
+  const settlement = new Settlement(reservation, client);
   reservation.whenSettled(() => app.slots.release());
   reservation.whenSettled(app.inflight.enter()); // an open hold: the shutdown waits for it, then cuts it
   const answer = session && new AnswerTrace(reservation, session);
   reservation.whenSettled((row) => ctx.trace.settled(row));
 
-  const abort = new AbortController();
-  // A client that leaves before the answer starts aborts the upstream too (a started stream does this
-  // through its cancel). Detached before we respond, so the runtime's end-of-response abort is moot.
-  const clientGone = () => abort.abort();
   // The shutdown's cut before the answer started: the upstream call is aborted, and the request answers 503.
   const shutdown = () => abort.abort(cut.reason);
-  ctx.req.signal.addEventListener("abort", clientGone);
   const watcher = app.inflight.onCut(shutdown);
   let answered = false;
   try {
@@ -196,7 +196,7 @@ export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): 
     throw cut.aborted ? cut.reason : err;
   } finally {
     settlement.close(answered);
-    ctx.req.signal.removeEventListener("abort", clientGone);
+    client.stop();
     app.inflight.offCut(watcher);
   }
 }

@@ -16,8 +16,8 @@ export interface PendingStream {
 
 export class Settlement {
   readonly reservation: Reservation;
-  /** The client's request: gone while the exchange waited on the upstream, it cancelled the request. */
-  readonly #client: AbortSignal;
+  /** The client: gone while the exchange waited on the upstream, it cancelled the request. */
+  readonly #client: { readonly aborted: boolean };
   /**
    * Whether the exchange waits on the upstream — from the hold through the family's dispatch to an upstream
    * call's head (forward.ts clears it when a head arrives). A failure then, with the client gone, settles
@@ -27,7 +27,7 @@ export class Settlement {
   #settled = false;
   #stream: PendingStream | undefined;
 
-  constructor(reservation: Reservation, client: AbortSignal) {
+  constructor(reservation: Reservation, client: { readonly aborted: boolean }) {
     this.reservation = reservation;
     this.#client = client;
   }

@@ -100,7 +100,8 @@ export interface DispatchRequest {
   ir: IRRequest;
   inputTokens: number;
   outputBudget: number;
-  /** The client's request signal: a queued request whose client leaves quits the queue. */
+  /** The exchange's signal, aborted when the client leaves (request/client_watch.ts) or the shutdown cuts the
+   *  request: a queued request quits the queue. */
   signal: AbortSignal;
   now(): number;
   /** The request waited `ms` for its upstream account (the queue-wait metric). */

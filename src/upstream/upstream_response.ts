@@ -20,6 +20,7 @@ export interface UpstreamResponse {
 }
 
 const decoder = new TextDecoder();
+const encoder = new TextEncoder();
 
 /**
  * The body of `res` chunk by chunk, or null when it has none: a wire answer's own source (no stream made), a
@@ -31,17 +32,18 @@ export function bodyChunks(res: UpstreamResponse): ChunkSource | null {
 }
 
 /**
- * A head read off the wire and its body: bytes already there whole, a source still to read (wire_link.ts), or
- * none. A ReadableStream is made only for a reader that asks for `body`.
+ * A head read off the wire and its body: already there whole (its bytes, or its text as the wire client decodes
+ * such a body at once), a source still to read (wire_link.ts), or none. A ReadableStream is made only for a
+ * reader that asks for `body`; a body held as text is encoded again only for a reader of its bytes.
  */
 export class WireResponse implements UpstreamResponse {
   readonly status: number;
   readonly statusText: string;
   readonly headers: WireHeaders;
-  #body: Uint8Array | ChunkSource | ReadableStream<Uint8Array> | null;
+  #body: string | Uint8Array | ChunkSource | ReadableStream<Uint8Array> | null;
   #read = false;
 
-  constructor(head: ResponseHead, body: Uint8Array | ChunkSource | null) {
+  constructor(head: ResponseHead, body: string | Uint8Array | ChunkSource | null) {
     this.status = head.status;
     this.statusText = head.statusText;
     this.headers = new WireHeaders(head.headers);
@@ -54,9 +56,7 @@ export class WireResponse implements UpstreamResponse {
 
   get body(): ReadableStream<Uint8Array> | null {
     const b = this.#body;
-    if (b !== null && !(b instanceof ReadableStream)) {
-      this.#body = chunkStream(b instanceof Uint8Array ? wholeChunks(b) : b);
-    }
+    if (b !== null && !(b instanceof ReadableStream)) this.#body = chunkStream(this.#source(b));
     return this.#body as ReadableStream<Uint8Array> | null;
   }
 
@@ -64,6 +64,11 @@ export class WireResponse implements UpstreamResponse {
   chunks(): ChunkSource | null {
     const b = this.#body;
     if (b instanceof ReadableStream) return streamChunks(b);
+    return b === null ? null : this.#source(b);
+  }
+
+  #source(b: string | Uint8Array | ChunkSource): ChunkSource {
+    if (typeof b === "string") return wholeChunks(encoder.encode(b));
     return b instanceof Uint8Array ? wholeChunks(b) : b;
   }
 
@@ -72,6 +77,7 @@ export class WireResponse implements UpstreamResponse {
     this.#read = true;
     const b = this.#body;
     if (b === null) return "";
+    if (typeof b === "string") return b;
     if (b instanceof Uint8Array) return decoder.decode(b);
     const source = b instanceof ReadableStream ? streamChunks(b) : b;
     const parts: Uint8Array[] = [];

@@ -104,3 +104,19 @@ Deno.test("wire response: a body that came whole is one chunk; a Fetch body is r
   assert.equal(await fetched.next(), undefined);
   assert.equal(bodyChunks(new Response(null, { status: 204 })), null);
 });
+
+Deno.test("wire response: a body held as text reads as that text once; its bytes are the text's UTF-8", async () => {
+  const text = '{"привет":1}';
+  const asText = new WireResponse(head(200), text);
+  assert.equal(await asText.text(), text);
+  await assert.rejects(() => asText.text(), TypeError);
+
+  const asStream = new WireResponse(head(200), text);
+  const reader = asStream.body!.getReader();
+  assert.deepEqual((await reader.read()).value, enc.encode(text));
+  assert.equal((await reader.read()).done, true);
+
+  const chunks = bodyChunks(new WireResponse(head(200), text))!;
+  assert.deepEqual(await chunks.next(), enc.encode(text));
+  assert.equal(await chunks.next(), undefined);
+});

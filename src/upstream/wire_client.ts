@@ -41,6 +41,7 @@ import { bodyChunks, type DrainOwner } from "./wire_link.ts";
 import { upstreamFailure, UpstreamProtocolFailure } from "./protocol_failure.ts";
 import { type UpstreamResponse, WireResponse } from "./upstream_response.ts";
 import { EntryList } from "../util/entry_list.ts";
+import { ByteSlab } from "../util/byte_slab.ts";
 import { asksClose, requestBytes } from "./wire_request.ts";
 
 /** The upstream could not be reached (refused, reset, DNS or TLS failure while connecting): nothing was sent. */
@@ -97,6 +98,7 @@ const MAX_TARGETS = 64;
 const MAX_INTERIM_HEADS = 16;
 
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
 export class WireClient {
   readonly #idle = new Map<string, Pooled[]>();
@@ -107,6 +109,8 @@ export class WireClient {
   /** Each URL's origin and request target, parsed once: the upstream URLs are few (configuration), and `new URL`
    *  per request was ≈1% of a JSON request's CPU. Bounded all the same. */
   readonly #targets = new Map<string, { origin: Origin; target: string }>();
+  /** The requests' bytes (≈0.8 µs less than an array of their own each). */
+  readonly #bytes = new ByteSlab();
   readonly #maxIdle: number;
   readonly #idleMs: number;
   readonly #caCerts: string[] | undefined;
@@ -135,8 +139,10 @@ export class WireClient {
       throw new TypeError(`${init.method} is not sent`);
     }
     const { origin, target } = this.#target(url);
-    const body = typeof init.body === "string" ? encoder.encode(init.body) : init.body;
-    const request = requestBytes(init.method, target, origin.host, init.headers, body);
+    // From the slab: these bytes are only copied into the request, and the request's only written to the
+    // socket, never kept or handed on (byte_slab.ts).
+    const body = typeof init.body === "string" ? this.#encoded(init.body) : init.body;
+    const request = requestBytes(init.method, target, origin.host, init.headers, body, this.#bytes);
     const keepAlive = !asksClose(init.headers);
     const reused = this.#take(origin);
     if (reused) {
@@ -162,6 +168,14 @@ export class WireClient {
     this.#idle.clear();
     if (this.#sweeping) stopTicking(this.#sweeping);
     this.#sweeping = undefined;
+  }
+
+  /** A translated request's body (JSON text) as UTF-8, in the slab. */
+  #encoded(text: string): Uint8Array {
+    // 3 bytes a character is only a bound: past the slab's arrays, an exact array of its own.
+    if (text.length * 3 > this.#bytes.largest) return encoder.encode(text);
+    const out = this.#bytes.take(text.length * 3);
+    return this.#bytes.keep(out, encoder.encodeInto(text, out).written);
   }
 
   #target(url: string): { origin: Origin; target: string } {
@@ -334,16 +348,17 @@ export class WireClient {
     const origin = link.origin;
     const framing = head.framing;
     if (framing.kind === "length" && link.end - link.start >= framing.length) {
-      // The whole body came with the head (a JSON answer, an error): one copy and no stream to read it
-      // through (≈10 µs less CPU per JSON request, c=1 latency −0.02–0.03 ms).
-      const bytes = link.buf.slice(link.start, link.start + framing.length);
+      // The whole body came with the head (a JSON answer, an error): decoded at once, no stream to read it
+      // through (≈10 µs less CPU per JSON request, c=1 latency −0.02–0.03 ms), and no copy of its bytes to
+      // decode later (an array of its own costs ≈0.8 µs; upstream_response.ts encodes again for a byte reader).
+      const text = decoder.decode(link.buf.subarray(link.start, link.start + framing.length));
       link.start += framing.length;
       done();
       if (head.keepAlive && link.start === link.end) {
         link.start = link.end = 0;
         this.#give(origin, link);
       } else closeQuietly(link.conn);
-      return new WireResponse(head, bytes);
+      return new WireResponse(head, text);
     }
     const body = framing.kind === "none" ? null : bodyChunks(link, head, signal, (reuse) => {
       done();

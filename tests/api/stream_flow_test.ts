@@ -129,3 +129,37 @@ Deno.test("a client that leaves before the answer starts aborts the upstream and
     await t.close();
   }
 });
+Deno.test("a client that leaves in the request's first milliseconds is noticed once watched (ClientWatch): released, cancelled", async () => {
+  const t = await startTestGateway();
+  try {
+    const k = await t.newKey("10.00");
+    const client = new AbortController();
+    const pending = fetch(t.url + "/v1/chat/completions", {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${k.key}` },
+      body: JSON.stringify({
+        model: "k3",
+        messages: [{ role: "user", content: "Привет [[sim:delay=3000]]" }],
+      }),
+      signal: client.signal,
+    }).catch((e) => e);
+    // Gone as soon as the request holds its slot, before the client's signal is first read (20 ms in).
+    for (let i = 0; i < 2000 && t.gw.app.slots.inflight === 0; i++) await sleep(1);
+    assert.equal(t.gw.app.slots.inflight, 1, "the request reached its hold");
+    client.abort();
+    assert.equal((await pending).name, "AbortError");
+    let after: any;
+    for (let i = 0; i < 50; i++) {
+      after = (await t.admin("GET", `/admin/keys/${k.id}`)).json;
+      if (after.held_usd === "0.00") break;
+      await sleep(20);
+    }
+    assert.equal(after.held_usd, "0.00", "released well before the upstream's 3 s delay");
+    assert.equal(after.spent_usd, "0.00");
+    await t.gw.app.accounts.committer.flush();
+    const rows = (await t.gw.app.store.listUsage(k.id, { limit: 5 })).rows;
+    assert.equal(rows[0]?.status, "cancelled");
+  } finally {
+    await t.close();
+  }
+});

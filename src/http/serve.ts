@@ -79,6 +79,17 @@ interface ConnServer {
   shutdown(): Promise<void>;
 }
 
+/** An open connection, as the sweep reads it. */
+interface Open {
+  server: ConnServer;
+  /** Requests in progress: while any is, the connection is never closed by the bounds. */
+  inflight: number;
+  /** When its current wait began (Date.now): the connection opened, or its last request ended. */
+  since: number;
+  /** How long that wait may last: the header bound before the first request, then the idle bound. */
+  bound: number;
+}
+
 type ServeOnConnection = (
   conn: Deno.Conn,
   signal: AbortSignal | undefined,
@@ -154,59 +165,44 @@ export function serveGateway(opts: ServeOptions, handler: GatewayHandler): Gatew
     port: opts.port,
     reusePort: opts.reusePort ?? false,
   });
-  const live = new EntryList<ConnServer>();
+  const live = new EntryList<Open>();
   let closing = false;
+  // One sweep for every connection, not a timer each: a timer per connection held ≈1.2 KiB more per idle stream
+  // (docs/performance.md "Idle streams: what one holds"). Precision is a tenth of the shorter bound.
+  const sweep = setInterval(() => {
+    const now = Date.now();
+    live.forEach((c) => {
+      if (c.inflight > 0 || now - c.since < c.bound) return;
+      c.bound = Infinity; // closed once
+      c.server.shutdown().catch(() => {});
+    });
+  }, Math.max(10, Math.min(1_000, Math.min(headerTimeoutMs, idleTimeoutMs) / 10)));
 
   const serveConnection = (conn: Deno.Conn) => {
     const meta: ConnMeta = {
       fallbackHost: fallbackHostFor(conn.localAddr as Deno.NetAddr),
       peer: (conn.remoteAddr as Deno.NetAddr).hostname,
     };
-    let inflight = 0;
-    let finished = false;
-    // One timer per connection, not one per request: it is left running while requests come and go, and
-    // when it fires it checks how long the connection has really been idle (re-armed for the rest).
-    let idleSince = -Infinity;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let timerAt = Infinity;
-    const expire = () => {
-      timer = undefined;
-      timerAt = Infinity;
-      if (finished || inflight > 0) return; // `settled` arms it again
-      const left = idleSince + idleTimeoutMs - Date.now();
-      if (left > 0) arm(left);
-      else server.shutdown().catch(() => {});
-    };
-    const arm = (ms: number) => {
-      clearTimeout(timer);
-      timer = setTimeout(expire, ms);
-      timerAt = Date.now() + ms;
-    };
+    const c = { inflight: 0, since: Date.now(), bound: headerTimeoutMs } as Open;
     const settled = () => {
-      if (--inflight > 0 || finished || closing) return;
-      idleSince = Date.now();
-      // A timer due by the idle deadline is kept (it re-arms itself for the rest); a later one is moved up.
-      if (timerAt > idleSince + idleTimeoutMs) arm(idleTimeoutMs);
+      if (--c.inflight > 0 || closing) return;
+      c.since = Date.now();
+      c.bound = idleTimeoutMs;
     };
-    const server = serveOn(
+    c.server = serveOn(
       conn,
       undefined,
       (req, info) => {
-        inflight++;
+        c.inflight++;
         info.completed.then(settled, settled);
         return handler(req, meta, info.completed);
       },
       internalError,
       () => {},
     );
-    arm(headerTimeoutMs);
-    const entry = live.add(server);
-    const done = () => {
-      finished = true;
-      if (timer !== undefined) clearTimeout(timer);
-      live.remove(entry);
-    };
-    server.finished.then(done, done);
+    const entry = live.add(c);
+    const done = () => live.remove(entry);
+    c.server.finished.then(done, done);
   };
 
   const acceptLoop = (async () => {
@@ -248,8 +244,9 @@ export function serveGateway(opts: ServeOptions, handler: GatewayHandler): Gatew
         listener.close();
       } catch { /* already closed */ }
       await acceptLoop;
+      clearInterval(sweep);
       const open: Promise<void>[] = [];
-      live.forEach((s) => open.push(s.shutdown().catch(() => {})));
+      live.forEach((c) => open.push(c.server.shutdown().catch(() => {})));
       await Promise.all(open);
     },
   };

@@ -21,7 +21,7 @@
  * ANSWER_HEAD (JSON answers): unset, only the content type; `fields`, also the four fields the gateway's
  * answer carries (request-id and, for family alpha, x-request-id: spec §2.5; x-gateway-hold-usd,
  * x-gateway-worker) with values of the same length; `fields-chunked`, those and chunked coding, as the gateway
- * sends it (src/request/one_write.ts). Deno 2.9's server writes an answer of known length in one write only
+ * sends it (src/request/one_write.ts); `spec` and `spec-chunked`, only the two fields spec §2.5 asks for. Deno 2.9's server writes an answer of known length in one write only
  * while head and body fit in 512 bytes together: the bench's 340-byte answer does with this proxy's head and
  * does not with the gateway's fields; chunked, it is one write either way.
  * SIGTERM exits normally, so a --cpu-prof profile is written.
@@ -31,7 +31,7 @@ import { serveGateway } from "../src/http/serve.ts";
 import { WireClient } from "../src/upstream/wire_client.ts";
 import { Logger } from "../src/util/log.ts";
 import { ONE_WRITE } from "../src/util/one_write.ts";
-import { GATEWAY_ANSWER_FIELDS } from "./scenarios.ts";
+import { GATEWAY_ANSWER_FIELDS, SPEC_ANSWER_FIELDS } from "./scenarios.ts";
 const upstream = Deno.env.get("UPSTREAM");
 if (!upstream) throw new Error("UPSTREAM is required");
 const port = Number(Deno.env.get("PORT") ?? 0);
@@ -45,7 +45,8 @@ const ANSWER_HEAD = Deno.env.get("ANSWER_HEAD");
 const answerHead: Record<string, string> = {
   "content-type": "application/json",
   ...ANSWER_HEAD?.startsWith("fields") ? GATEWAY_ANSWER_FIELDS : {},
-  ...ANSWER_HEAD === "fields-chunked" ? ONE_WRITE : {},
+  ...ANSWER_HEAD?.startsWith("spec") ? SPEC_ANSWER_FIELDS : {},
+  ...ANSWER_HEAD?.endsWith("-chunked") ? ONE_WRITE : {},
 };
 const spinMs = Number(Deno.env.get("SPIN_US") ?? 0) / 1000;
 Deno.addSignalListener("SIGTERM", () => Deno.exit(0));

@@ -41,6 +41,15 @@ export const GATEWAY_ANSWER_FIELDS: Readonly<Record<string, string>> = Object.fr
   "x-gateway-hold-usd": "0.480045",
 });
 
+/**
+ * The header fields spec §2.5 asks of every JSON answer besides its content type, for family alpha (the side by
+ * side's model): the request id in `request-id` and `x-request-id`. The least any gateway on this spec sends.
+ */
+export const SPEC_ANSWER_FIELDS: Readonly<Record<string, string>> = Object.freeze({
+  "x-request-id": GATEWAY_ANSWER_FIELDS["x-request-id"]!,
+  "request-id": GATEWAY_ANSWER_FIELDS["request-id"]!,
+});
+
 export type Side = "direct" | "bare" | "gateway";
 /** Display names of the sides (logs, CPU table). */
 export const SIDE_NAME: Record<Side, string> = { direct: "direct", bare: "bare proxy", gateway: "gateway" };

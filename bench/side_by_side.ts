@@ -9,7 +9,8 @@
  * on a KV file, model k3, native Chat pass-through, billing on, ALPHA_UPSTREAM_URL = the mock). For each:
  * JSON req/s and streams/s at 32 connections (wrk, 2 threads), latency at one connection (wrk for JSON, a
  * Deno fetch client for the stream's first byte), the CPU time of each server process per request and per
- * stream, and the RSS of both proxies during and after the loads; then a CPU profile of a gateway under
+ * stream, and the RSS of both proxies during and after the loads; in each JSON round at c=32 also the bare proxy
+ * answering with the head spec §2.5 asks for (request-id, x-request-id), the least a gateway on this spec sends; then a CPU profile of a gateway under
  * each load, and many idle streams held open through fresh processes (the bare proxy, the bare proxy with one
  * JavaScript stream hop, that behind the gateway's per-connection listener, the gateway as it ships and with
  * HTTP_CONNECTION_DEADLINES=off), with their RSS. wrk is installed with
@@ -45,6 +46,7 @@ import {
   cpuMsPer,
   JS_HOP_DEADLINES_HOLD,
   JS_HOP_HOLD,
+  type Loaded,
   medianLatencies,
   medianRound,
   NAME,
@@ -57,6 +59,8 @@ import {
   type SideOptions,
   type SideRuns,
   SIDES,
+  SPEC_HEAD_NAME,
+  type SpecHeadRuns,
 } from "./side_by_side_report.ts";
 import { ensureWrk, runWrk, type WrkResult, wrkScript, wrkVersion } from "./wrk.ts";
 import { rssNow, whilePeakRss } from "./rss_sampler.ts";
@@ -101,6 +105,9 @@ export async function benchSideBySide(o: SideOptions): Promise<SideResult> {
   try {
     const mock = await start(startChatMock(fdLimit));
     const bare = await start(startBareProxy(mock.url));
+    const specBare = await start(
+      startBareProxy(mock.url, undefined, { env: { ANSWER_HEAD: "spec-chunked" } }),
+    );
     const gw = await gateway(mock.url, "kv");
     const key = await createKey(gw.url);
     const json = { "content-type": "application/json" };
@@ -111,9 +118,16 @@ export async function benchSideBySide(o: SideOptions): Promise<SideResult> {
       gateway: { url: gw.url, headers: { ...json, authorization: `Bearer ${key}` } },
     };
     const rowsBefore = await usageRows(gw.url);
-    const runs = await measureSides(ep, { mock: mock.pid, bare: bare.pid, gateway: gw.pid }, dir, o);
+    const spec = { url: specBare.url, headers: upstream, pid: specBare.pid };
+    const { runs, specHead } = await measureSides(
+      ep,
+      { mock: mock.pid, bare: bare.pid, gateway: gw.pid },
+      spec,
+      dir,
+      o,
+    );
     const rows = (await usageRows(gw.url)) - rowsBefore;
-    await Promise.all([gw.stop(), bare.stop()]);
+    await Promise.all([gw.stop(), bare.stop(), specBare.stop()]);
 
     const profiled = {
       json: await profileRun("json", mock, dir, o, gateway),
@@ -143,26 +157,32 @@ export async function benchSideBySide(o: SideOptions): Promise<SideResult> {
       holds.push(await holdThrough(name, gwHold, { path: PATH, headers: holdAuth, body: HOLD_BODY }, o));
       await gwHold.stop();
     }
-    return { section: render({ o, commit, wrk, runs, rows, profiled, holds }) };
+    return { section: render({ o, commit, wrk, runs, specHead, rows, profiled, holds }) };
   } finally {
     await Promise.all(started.map((p) => p.stop()));
     await Deno.remove(dir, { recursive: true });
   }
 }
 
-/** JSON and streams at c=32 (wrk, with each process's CPU), JSON at c=1 (wrk), stream TTFB at c=1 (fetch). */
+/**
+ * JSON and streams at c=32 (wrk, with each process's CPU), JSON at c=1 (wrk), stream TTFB at c=1 (fetch). Each
+ * JSON round at c=32 also runs `spec`, the bare proxy answering with the head spec §2.5 asks for (its CPU under
+ * the name `bare`).
+ */
 async function measureSides(
   ep: Record<Side, Endpoint>,
   pids: Record<"mock" | "bare" | "gateway", number>,
+  spec: Endpoint & { pid: number },
   dir: string,
   o: SideOptions,
-): Promise<Record<Side, SideRuns>> {
+): Promise<{ runs: Record<Side, SideRuns>; specHead: SpecHeadRuns }> {
   const script = async (side: Side, kind: string, body: string) => {
     const path = `${dir}/${side}-${kind}.lua`;
     await Deno.writeTextFile(path, wrkScript(ep[side].headers, body));
     return path;
   };
   const runs = {} as Record<Side, SideRuns>;
+  const specRounds: Loaded[] = [];
   for (const side of SIDES) {
     runs[side] = { frames: await framesOf(ep[side]) } as SideRuns;
     o.log(`  ${NAME[side]}: ${runs[side].frames} SSE frames per stream reach the client`);
@@ -196,6 +216,7 @@ async function measureSides(
             } MiB`,
         );
       }
+      if (kind === "json32") specRounds.push(await specRound(spec, body, dir, o, pids.mock, round));
     }
     for (const side of SIDES) runs[side][kind] = medianRound(runs[side].rounds[kind]);
   }
@@ -248,7 +269,34 @@ async function measureSides(
     runs[side].json1 = medianLatencies(json1[side]);
     runs[side].ttfb1 = pooledLoads(ttfb1[side]);
   }
-  return runs;
+  return { runs, specHead: { json32: medianRound(specRounds), rounds: specRounds } };
+}
+
+/** One c=32 JSON round of the bare proxy with the answer head of spec §2.5. */
+async function specRound(
+  spec: Endpoint & { pid: number },
+  body: string,
+  dir: string,
+  o: SideOptions,
+  mock: number,
+  round: number,
+): Promise<Loaded> {
+  const script = `${dir}/spec-json32.lua`;
+  await Deno.writeTextFile(script, wrkScript(spec.headers, body));
+  const run = { script, url: spec.url + PATH, connections: CONNECTIONS, threads: 2 };
+  await runWrk({ ...run, seconds: o.warmup });
+  const t0 = performance.now();
+  const [[w, cpu], peak] = await whilePeakRss(
+    [spec.pid],
+    () => withCpu({ mock, bare: spec.pid }, () => runWrk({ ...run, seconds: o.seconds })),
+  );
+  const loaded = { wrk: w, cpu, wallMs: performance.now() - t0, peakRssKiB: peak.get(spec.pid)! };
+  o.log(
+    `  json32 round ${round + 1} ${SPEC_HEAD_NAME}: ${num(w.rps)}/s, errors ${w.errors}; ${
+      ms(cpuMsPer(loaded, "bare"))
+    } CPU each`,
+  );
+  return loaded;
 }
 
 /** The commit the gateway's code comes from, and whether the work tree differs from it there. */

@@ -121,3 +121,18 @@ Deno.test("judge: the figures are shown as the table prints them", () => {
   assert.equal(v[6]!.gateway, "300 MiB (1.50×)");
   assert.equal(v[7]!.gateway, "150 MiB (idle 100 MiB, +50 MiB)");
 });
+
+Deno.test("judge: against the bare proxy with spec §2.5's answer head, the JSON rate and CPU are judged again", () => {
+  const f = { ...atBounds(), specHead: { rps: 9_000, cpuMs: 0.1 } };
+  const v = judge(f);
+  assert.equal(v.length, 10);
+  assert.deepEqual(v.map((x) => x.ok), Array(10).fill(true));
+  assert.equal(v[8]!.gateway, "1.11× (10,000 / 9,000)");
+  assert.equal(v[8]!.bare, "9,000 (0.90× and 1.00× the bare proxy's)");
+  assert.equal(v[9]!.gateway, "0.110 ms (1.10×)");
+  // Just past each bound: only that row fails.
+  const rate = judge({ ...f, specHead: { rps: 10_001, cpuMs: 0.1 } });
+  assert.deepEqual(rate.map((x) => x.ok), rate.map((_, i) => i !== 8));
+  const cpu = judge({ ...f, specHead: { rps: 9_000, cpuMs: 0.0999 } });
+  assert.deepEqual(cpu.map((x) => x.ok), cpu.map((_, i) => i !== 9));
+});

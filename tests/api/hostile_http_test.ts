@@ -367,6 +367,35 @@ Deno.test("connection deadlines: an idle keep-alive connection is closed after t
     assert.ok(slow.elapsedMs >= 1_500, `answered after ${Math.round(slow.elapsedMs)} ms`);
   }));
 
+Deno.test("connection deadlines: the idle bound runs from the end of the connection's last request, not its first", () =>
+  withShortDeadlines(async (_url, port) => {
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+    const buf = new Uint8Array(64 * 1024);
+    const ask = async () => {
+      await conn.write(enc.encode(head(["GET /v1/models HTTP/1.1", "Host: 127.0.0.1"])));
+      const n = await conn.read(buf);
+      assert.ok(n !== null && dec.decode(buf.subarray(0, n)).startsWith("HTTP/1.1 401"));
+    };
+    try {
+      await ask();
+      // A second request 500 ms later (within the 800 ms idle bound), then silence: counted from the first
+      // answer the connection would close ~800 ms after it; it closes ~800 ms after the second.
+      await sleep(500);
+      await ask();
+      const t0 = performance.now();
+      const closeDeadline = setTimeout(() => conn.close(), 4_000);
+      const eof = await conn.read(buf).catch(() => null);
+      clearTimeout(closeDeadline);
+      const idle = performance.now() - t0;
+      assert.equal(eof, null);
+      assert.ok(idle >= 700 && idle < 2_500, `closed ${Math.round(idle)} ms after the second answer`);
+    } finally {
+      try {
+        conn.close();
+      } catch { /* closed */ }
+    }
+  }));
+
 // ---------------------------------------------------------------------------------------------
 // The key is matched exactly (no NBSP or other non-HTTP whitespace around it)
 

@@ -95,36 +95,46 @@ Deno.test("a quiet stream gets SSE comment heartbeats and still ends cleanly", a
   }
 });
 
+type TestGateway = Awaited<ReturnType<typeof startTestGateway>>;
+
+/** A JSON request whose upstream thinks for 3 s, with the client's abort; settles to the fetch's error. */
+function slowRequest(t: TestGateway, key: string) {
+  const client = new AbortController();
+  const pending = fetch(t.url + "/v1/chat/completions", {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+    body: JSON.stringify({ model: "k3", messages: [{ role: "user", content: "Привет [[sim:delay=3000]]" }] }),
+    signal: client.signal,
+  }).catch((e) => e);
+  return { client, pending };
+}
+
+/** The hold released well before the upstream's 3 s, nothing spent, the usage row `cancelled`. */
+async function assertReleasedCancelled(t: TestGateway, keyId: string) {
+  let after: any;
+  for (let i = 0; i < 50; i++) {
+    after = (await t.admin("GET", `/admin/keys/${keyId}`)).json;
+    if (after.held_usd === "0.00") break;
+    await sleep(20);
+  }
+  assert.equal(after.held_usd, "0.00", "released well before the upstream's 3 s delay");
+  assert.equal(after.spent_usd, "0.00");
+  await t.gw.app.accounts.committer.flush();
+  const rows = (await t.gw.app.store.listUsage(keyId, { limit: 5 })).rows;
+  assert.equal(rows[0]?.status, "cancelled");
+}
+
 Deno.test("a client that leaves before the answer starts aborts the upstream and pays nothing", async () => {
   const t = await startTestGateway();
   try {
     const k = await t.newKey("10.00");
-    const client = new AbortController();
-    const pending = fetch(t.url + "/v1/chat/completions", {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${k.key}` },
-      body: JSON.stringify({
-        model: "k3",
-        messages: [{ role: "user", content: "Привет [[sim:delay=3000]]" }],
-      }),
-      signal: client.signal,
-    }).catch((e) => e);
+    const { client, pending } = slowRequest(t, k.key);
     await sleep(200);
     const view = (await t.admin("GET", `/admin/keys/${k.id}`)).json;
     assert.notEqual(view.held_usd, "0.00", "the hold is placed while the upstream thinks");
     client.abort();
     assert.equal((await pending).name, "AbortError");
-    let after: any;
-    for (let i = 0; i < 50; i++) {
-      after = (await t.admin("GET", `/admin/keys/${k.id}`)).json;
-      if (after.held_usd === "0.00") break;
-      await sleep(20);
-    }
-    assert.equal(after.held_usd, "0.00", "released well before the upstream's 3 s delay");
-    assert.equal(after.spent_usd, "0.00");
-    await t.gw.app.accounts.committer.flush();
-    const rows = (await t.gw.app.store.listUsage(k.id, { limit: 5 })).rows;
-    assert.equal(rows[0]?.status, "cancelled");
+    await assertReleasedCancelled(t, k.id);
   } finally {
     await t.close();
   }
@@ -133,32 +143,13 @@ Deno.test("a client that leaves in the request's first milliseconds is noticed o
   const t = await startTestGateway();
   try {
     const k = await t.newKey("10.00");
-    const client = new AbortController();
-    const pending = fetch(t.url + "/v1/chat/completions", {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${k.key}` },
-      body: JSON.stringify({
-        model: "k3",
-        messages: [{ role: "user", content: "Привет [[sim:delay=3000]]" }],
-      }),
-      signal: client.signal,
-    }).catch((e) => e);
+    const { client, pending } = slowRequest(t, k.key);
     // Gone as soon as the request holds its slot, before the client's signal is first read (20 ms in).
     for (let i = 0; i < 2000 && t.gw.app.slots.inflight === 0; i++) await sleep(1);
     assert.equal(t.gw.app.slots.inflight, 1, "the request reached its hold");
     client.abort();
     assert.equal((await pending).name, "AbortError");
-    let after: any;
-    for (let i = 0; i < 50; i++) {
-      after = (await t.admin("GET", `/admin/keys/${k.id}`)).json;
-      if (after.held_usd === "0.00") break;
-      await sleep(20);
-    }
-    assert.equal(after.held_usd, "0.00", "released well before the upstream's 3 s delay");
-    assert.equal(after.spent_usd, "0.00");
-    await t.gw.app.accounts.committer.flush();
-    const rows = (await t.gw.app.store.listUsage(k.id, { limit: 5 })).rows;
-    assert.equal(rows[0]?.status, "cancelled");
+    await assertReleasedCancelled(t, k.id);
   } finally {
     await t.close();
   }

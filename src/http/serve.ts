@@ -168,7 +168,9 @@ export function serveGateway(opts: ServeOptions, handler: GatewayHandler): Gatew
   const live = new EntryList<Open>();
   let closing = false;
   // One sweep for every connection, not a timer each: a timer per connection held ≈1.2 KiB more per idle stream
-  // (docs/performance.md "Idle streams: what one holds"). Precision is a tenth of the shorter bound.
+  // (docs/performance.md "Idle streams: what one holds"). Precision is a tenth of the shorter bound. Its own
+  // interval, not the shared ticker (util/ticker.ts): that one runs at the shortest period any user asks, 10 ms,
+  // and would walk every open connection that often.
   const sweep = setInterval(() => {
     const now = Date.now();
     live.forEach((c) => {

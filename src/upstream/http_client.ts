@@ -1,5 +1,6 @@
 /** Which HTTP client the upstream calls use (Config UPSTREAM_CLIENT; docs/operator-guide.md "Upstream connections"). */
-import { UpstreamConnectError, type UpstreamFetch, WireClient } from "./wire_client.ts";
+import { type UpstreamFetch, WireClient } from "./wire_client.ts";
+import { UpstreamConnectError } from "./wire_connect.ts";
 
 const PROXY_VARIABLES = ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"];
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { upstreamHttp, withConnectFallback } from "./http_client.ts";
-import { UpstreamConnectError } from "./wire_client.ts";
+import { UpstreamConnectError } from "./wire_connect.ts";
 
 const none = () => undefined;
 

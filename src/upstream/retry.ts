@@ -6,7 +6,7 @@
  * never twice. The backoff is jittered so a burst of failures does not come back at once.
  */
 import type { UpstreamResponse } from "./upstream_response.ts";
-import { UpstreamConnectError } from "./wire_client.ts";
+import { UpstreamConnectError } from "./wire_connect.ts";
 
 const RETRY_STATUSES = new Set([502, 503]);
 const BACKOFF_MIN_MS = 50;

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { isConnectFailure } from "./retry.ts";
-import { UpstreamConnectError, WireClient } from "./wire_client.ts";
+import { WireClient } from "./wire_client.ts";
+import { UpstreamConnectError } from "./wire_connect.ts";
 import { ok, post, rawUpstream } from "./testing/raw_upstream.ts";
 
 Deno.test("wire client: a pooled connection the upstream closed meanwhile is replaced: the request is sent once more, on a new one", async () => {

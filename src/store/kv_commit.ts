@@ -16,7 +16,7 @@ import {
   optimistic,
 } from "./kv_atomic.ts";
 import { usageParts } from "./kv_usage_hours.ts";
-import { rowBytes } from "./kv_usage_entries.ts";
+import { rowBytes } from "./kv_usage_row.ts";
 import { BATCH_ID_TTL_MS, checkBatchId } from "./batch_id.ts";
 
 /** Deno KV limits one atomic operation to 100 checks (lease books are rewritten under a check each). */

@@ -41,6 +41,14 @@ export const KV_MIGRATIONS: readonly KvMigration[] = [
     name: "usage rows several to an entry",
     run: () => Promise.resolve(),
   },
+  {
+    // Usage rows as arrays of their values (kv_usage_row.ts): less than half the bytes. The entries written
+    // before stay as they are: this build reads them too. Nothing to move; the version keeps a build that reads
+    // only rows as objects from opening the store.
+    version: 3,
+    name: "usage rows as arrays of their values",
+    run: () => Promise.resolve(),
+  },
 ];
 
 /**

@@ -6,7 +6,7 @@ import { kvKeys } from "./kv_keys.ts";
 import { readUsageHours } from "./kv_usage_hours.ts";
 import { entryRows, type UsageEntry, UsageMerge } from "./kv_usage_entries.ts";
 
-/** Entries read per KV round trip: a format-2 entry holds up to ENTRY_BYTES of rows. */
+/** Entries read per KV round trip: an entry holds up to ENTRY_BYTES of rows. */
 const BATCH = 16;
 
 export class KvUsage implements UsageStore {

@@ -1,12 +1,13 @@
 /**
- * A key's usage rows on Deno KV, several to an entry (store format 2). A commit writes the rows of one (key,
+ * A key's usage rows on Deno KV, several to an entry (store format 2), each an array of its values (format 3,
+ * kv_usage_row.ts). A commit writes the rows of one (key,
  * hour, family, model) as entries of up to ENTRY_BYTES, each keyed by its first row in the listing order
  * (kvKeys.usage: newest first, then by request id) and its batch (kvKeys.usageEntry), and holding its rows in
  * that order. A row two batches wrote is listed twice, as its hour counts it twice (once when a page ends
  * between the two: a cursor names a place, and both have it); neither entry replaces the other's rows. One entry per row cost
  * a KV mutation and a SQLite row per request, the largest single item of a request's own work
- * (docs/performance.md "JSON path: the gateway's own work"). A format-1 entry holds one row as its value;
- * both are read alike.
+ * (docs/performance.md "JSON path: the gateway's own work"). A format-1 entry holds one row as its value, a
+ * format-2 entry its rows as objects; all three are read alike.
  *
  * The entries of processes sharing a KV file overlap in time, so a page is a merge (UsageMerge): a row is
  * listed once no entry still unread can hold a row before it.
@@ -15,12 +16,16 @@ import type { UsagePage } from "./store.ts";
 import type { UsageRow } from "./types.ts";
 import { kvKeys } from "./kv_keys.ts";
 import { keyBytes } from "./kv_atomic.ts";
+import { type RowTuple, rowTuple, tupleBytes, tupleRow } from "./kv_usage_row.ts";
 
-/** An entry's value: its rows in listing order (format 2), or one row (format 1). */
-export type UsageEntry = UsageRow | readonly UsageRow[];
+/** An entry's value: its rows in listing order as arrays (format 3) or objects (format 2), or one row (format 1). */
+export type UsageEntry = UsageRow | readonly UsageRow[] | readonly RowTuple[];
 
 export function entryRows(value: UsageEntry): readonly UsageRow[] {
-  return Array.isArray(value) ? value : [value as UsageRow];
+  if (!Array.isArray(value)) return [value as UsageRow];
+  return Array.isArray(value[0])
+    ? (value as readonly RowTuple[]).map(tupleRow)
+    : value as readonly UsageRow[];
 }
 
 /** A row's place in the listing: its time and request id. */
@@ -37,36 +42,15 @@ export function rowOrder(a: Place, b: Place): number {
   return b.createdAt - a.createdAt || (a.requestId < b.requestId ? -1 : a.requestId > b.requestId ? 1 : 0);
 }
 
-/** Deno KV refuses a value over 65,536 bytes as encoded; an entry's rows by rowBytes stay within this. */
+/** Deno KV refuses a value over 65,536 bytes as encoded; an entry's rows by tupleBytes stay within this. */
 export const ENTRY_BYTES = 60_000;
 
-/** A row's property names, tags and numbers, and its strings' headers, serialized: 330 bytes with its strings
- *  empty and its bigints zero; the rest is room for longer varints and an array's slot. */
-const ROW_FIXED_BYTES = 360;
-const BIG = 1n << 128n;
-
-/**
- * At least the size of `u` in V8's serialization (Deno KV's value encoding), counted without serializing it:
- * each string at two bytes a code unit, each bigint below 2^128 at 20 bytes.
- */
-export function rowBytes(u: UsageRow): number {
-  const n = ROW_FIXED_BYTES + 2 * (u.requestId.length + u.keyId.length + u.family.length + u.model.length +
-        u.endpoint.length + u.status.length + u.usageSource.length + (u.servedModel?.length ?? 0));
-  const r = u.rates;
-  return n + bigintBytes(u.searchFee ?? 0n) + bigintBytes(u.reserved) + bigintBytes(u.charged) +
-    bigintBytes(u.writtenOff) + bigintBytes(r.input) + bigintBytes(r.cacheRead) + bigintBytes(r.output) +
-    bigintBytes(r.search);
-}
-
-function bigintBytes(b: bigint): number {
-  if (b < BIG && b > -BIG) return 20;
-  return 14 + 8 * Math.ceil((b < 0n ? -b : b).toString(16).length / 16);
-}
-
-/** An entry to write: its key, its rows in listing order, the key's encoded size and the rows' (rowBytes). */
+/** An entry to write: its key, its rows in listing order and as they are stored, the key's encoded size and the
+ *  rows' (tupleBytes). */
 export interface NewEntry {
   key: Deno.KvKey;
   rows: UsageRow[];
+  value: RowTuple[];
   keyBytes: number;
   bytes: number;
 }
@@ -78,12 +62,13 @@ export function usageEntries(rows: readonly UsageRow[], batchId: string): NewEnt
   const out: NewEntry[] = [];
   let cur: NewEntry | undefined;
   for (const u of sorted) {
-    const size = rowBytes(u);
+    const size = tupleBytes(u);
     if (cur === undefined || cur.bytes + size > ENTRY_BYTES) {
       const key = kvKeys.usageEntry(u.keyId, u.createdAt, u.requestId, batchId);
-      out.push(cur = { key, rows: [], keyBytes: keyBytes(key), bytes: 0 });
+      out.push(cur = { key, rows: [], value: [], keyBytes: keyBytes(key), bytes: 0 });
     }
     cur.rows.push(u);
+    cur.value.push(rowTuple(u));
     cur.bytes += size;
   }
   return out;

@@ -1,20 +1,20 @@
 /**
  * Usage rows several to a KV entry (kv_usage_entries.ts): the merge lists overlapping entries in order from any
- * cursor, entries stay within Deno KV's value limit, and a store with rows of both formats, written by two
- * processes at once, pages them in order.
+ * cursor, entries stay within Deno KV's value limit, a row stored as an array reads back as it was written, and a
+ * store with rows of every format, written by two processes at once, pages them in order.
  */
 import assert from "node:assert/strict";
-import { serialize } from "node:v8";
+import { deserialize, serialize } from "node:v8";
 import type { UsageRow } from "./types.ts";
 import {
   ENTRY_BYTES,
   entryRows,
-  rowBytes,
   rowOrder,
   usageEntries,
   type UsageEntry,
   UsageMerge,
 } from "./kv_usage_entries.ts";
+import { rowBytes, rowTuple, tupleBytes, tupleRow } from "./kv_usage_row.ts";
 import { kvKeys } from "./kv_keys.ts";
 import { KvStore } from "./kv_store.ts";
 import { usageParts } from "./kv_usage_hours.ts";
@@ -39,13 +39,15 @@ interface Stored {
 /** Entries as KV lists them: by their key, the first row's place. */
 const byKey = (a: Stored, b: Stored) => rowOrder(a.first, b.first);
 
-/** `rows` cut into entries at random, some as format-1 single rows; sorted by key. */
+/** `rows` cut into entries at random, of the three formats (one row; rows as objects; rows as arrays); sorted by
+ *  key. */
 function store(rows: UsageRow[], rnd: (n: number) => number): Stored[] {
   const out: Stored[] = [];
   const pool = [...rows];
   while (pool.length > 0) {
     const take = pool.splice(0, 1 + rnd(6)).sort(rowOrder);
-    const value = take.length === 1 && rnd(2) === 0 ? take[0]! : take;
+    const format = take.length === 1 ? 1 + rnd(3) : 2 + rnd(2);
+    const value = format === 1 ? take[0]! : format === 2 ? take : take.map(rowTuple);
     out.push({ first: take[0]!, value });
   }
   return out.sort(byKey);
@@ -149,17 +151,39 @@ function largeRow(over: Partial<UsageRow> = {}): UsageRow {
   });
 }
 
-Deno.test("rowBytes is at least V8's serialization of the row, and not far above it", () => {
-  const rows = [
-    usageRow("req_1", "key_1"),
-    largeRow(),
-    largeRow({ servedModel: undefined, searchFee: undefined }),
-  ];
-  for (const [i, u] of rows.entries()) {
-    const real = serialize(u).length;
-    assert.ok(rowBytes(u) >= real, `row ${i}: ${rowBytes(u)} < ${real}`);
-    assert.ok(rowBytes(u) <= 2 * real, `row ${i}: ${rowBytes(u)} far above ${real}`);
+/** Rows of every shape: small, large with every optional field, large without them, numbers at their longest. */
+const shapes = (): UsageRow[] => [
+  usageRow("req_1", "key_1"),
+  largeRow(),
+  largeRow({ servedModel: undefined, searchFee: undefined }),
+  usageRow("", "", { model: "", endpoint: "", createdAt: 2 ** 53 - 1, inputTokens: -(2 ** 40) - 0.5 }),
+];
+
+Deno.test("rowBytes and tupleBytes are at least V8's serialization of the row and its array, not far above", () => {
+  for (const [i, u] of shapes().entries()) {
+    for (
+      const [name, bound, real] of [["object", rowBytes(u), serialize(u).length], [
+        "array",
+        tupleBytes(u),
+        serialize(rowTuple(u)).length,
+      ]] as const
+    ) {
+      assert.ok(bound >= real, `row ${i} as ${name}: ${bound} < ${real}`);
+      assert.ok(bound <= 2 * real, `row ${i} as ${name}: ${bound} far above ${real}`);
+    }
   }
+});
+
+Deno.test("a row stored as an array reads back as it was written, an absent field absent", () => {
+  for (const [i, u] of shapes().entries()) {
+    // An optional field set to undefined is absent once stored.
+    const present = Object.fromEntries(Object.entries(u).filter(([, v]) => v !== undefined));
+    assert.deepEqual(tupleRow(rowTuple(u)), present, `row ${i}`);
+  }
+  // Through V8's serialization, as Deno KV stores it: the same row, and less than half the bytes.
+  const u = usageRow("req_McoVtOpLPXWS0000003", "key_8Kq2mZ0aBcDeFgHiJkLm");
+  assert.deepEqual(entryRows(deserialize(serialize([rowTuple(u)]))), [u]);
+  assert.ok(2 * serialize(rowTuple(u)).length < serialize(u).length);
 });
 
 Deno.test("usageEntries: a key's rows in listing order, cut before ENTRY_BYTES; each entry fits a KV value", () => {
@@ -172,7 +196,8 @@ Deno.test("usageEntries: a key's rows in listing order, cut before ENTRY_BYTES; 
   assert.deepEqual(entries.flatMap((e) => ids(e.rows)), ids(rows.toSorted(rowOrder)));
   for (const e of entries) {
     assert.ok(e.bytes <= ENTRY_BYTES);
-    assert.ok(serialize(e.rows).length <= 65_536, `${serialize(e.rows).length}`);
+    assert.deepEqual(e.value, e.rows.map(rowTuple));
+    assert.ok(serialize(e.value).length <= 65_536, `${serialize(e.value).length}`);
     assert.deepEqual(
       e.key,
       kvKeys.usageEntry(e.rows[0]!.keyId, e.rows[0]!.createdAt, e.rows[0]!.requestId, "batch_1"),
@@ -196,7 +221,7 @@ async function listAll(s: KvStore, keyId: string, limit: number): Promise<string
   return out;
 }
 
-Deno.test("KV store: two processes' overlapping commits and format-1 rows page in order", async () => {
+Deno.test("KV store: two processes' overlapping commits and older formats' rows page in order, whole", async () => {
   await using file = await tempFile();
   const a = await KvStore.open(file.path);
   const b = await KvStore.open(file.path);
@@ -225,6 +250,17 @@ Deno.test("KV store: two processes' overlapping commits and format-1 rows page i
         rows.push(u);
         await kv.set(kvKeys.usage(u.keyId, u.createdAt, u.requestId), u);
       }
+      // And rows a format-2 build wrote, several to an entry as objects (one with every optional field).
+      for (let i = 0; i < 4; i++) {
+        const entry = Array.from({ length: 1 + rnd(5) }, (_, j) =>
+          usageRow(`req_two_${i}_${j}`, "key_s", {
+            createdAt: 10_000 + rnd(160),
+            ...(j === 0 ? { servedModel: "k3-fallback", searchFee: 7n } : {}),
+          })).sort(rowOrder);
+        rows.push(...entry);
+        const first = entry[0]!;
+        await kv.set(kvKeys.usageEntry(first.keyId, first.createdAt, first.requestId, `cb_two_${i}`), entry);
+      }
     } finally {
       kv.close();
     }
@@ -232,6 +268,7 @@ Deno.test("KV store: two processes' overlapping commits and format-1 rows page i
     for (const limit of [1, 7, 50, 1_000]) {
       assert.deepEqual(await listAll(a, "key_s", limit), expected, `${limit}`);
     }
+    assert.deepEqual((await b.listUsage("key_s", { limit: 1_000 })).rows, rows.toSorted(rowOrder));
   } finally {
     await a.close();
     await b.close();

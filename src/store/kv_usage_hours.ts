@@ -171,7 +171,7 @@ function partOf(entries: NewEntry[]): UsagePart {
     keyBytes: bytes,
     valueBytes: values + 16 * sums.length,
     write(op) {
-      for (const e of entries) op.set(e.key, e.rows);
+      for (const e of entries) op.set(e.key, e.value);
       for (const [key, value] of sums) op.sum(key, value);
     },
   };

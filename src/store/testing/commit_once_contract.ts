@@ -35,7 +35,7 @@ export interface FaultyLocation extends StoreLocation {
 }
 
 /** Rows per batch: on KV more than two atomics hold (kv_usage_hours.ts cuts them at MAX_VALUE_BYTES). */
-const ROWS = 1_700;
+const ROWS = 3_600;
 
 /** The case `p`'s keys and its batch: a plain money delta, a lease delta, a settled checkpoint, ROWS rows
  *  of one hour, a new checkpoint. */

@@ -1,0 +1,123 @@
+/**
+ * A usage row as Deno KV stores it, and bounds of its encoded size. In a usage entry (kv_usage_entries.ts), from
+ * format 3 on, it is an array of its values in a fixed order, not an object. V8's serialization of an object writes every property's name with each row; without
+ * them a k3 JSON request's row is 201 bytes instead of 456, and the group commit's serializer and KV's SQLite
+ * writer spend ≈1.2 µs less on it (docs/performance.md "The group commit's rounds").
+ *
+ * The order is the format: a new field goes at the end, as a new store format version (kv_format.ts).
+ * An absent optional field is `null` in its place. An open row (a stream's, kv_commit.ts) stays an object.
+ */
+import type { Family } from "../catalog/models.ts";
+import type { UsageRow } from "./types.ts";
+
+export type RowTuple = readonly [
+  requestId: string,
+  keyId: string,
+  family: string,
+  model: string,
+  endpoint: string,
+  stream: boolean,
+  status: string,
+  createdAt: number,
+  inputTokens: number,
+  cachedInputTokens: number,
+  outputTokens: number,
+  webSearchRequests: number,
+  searchFee: bigint | null,
+  reserved: bigint,
+  charged: bigint,
+  writtenOff: bigint,
+  servedModel: string | null,
+  usageSource: string,
+  rateInput: bigint,
+  rateCacheRead: bigint,
+  rateOutput: bigint,
+  rateSearch: bigint,
+];
+
+export function rowTuple(u: UsageRow): RowTuple {
+  const r = u.rates;
+  return [
+    u.requestId,
+    u.keyId,
+    u.family,
+    u.model,
+    u.endpoint,
+    u.stream,
+    u.status,
+    u.createdAt,
+    u.inputTokens,
+    u.cachedInputTokens,
+    u.outputTokens,
+    u.webSearchRequests,
+    u.searchFee ?? null,
+    u.reserved,
+    u.charged,
+    u.writtenOff,
+    u.servedModel ?? null,
+    u.usageSource,
+    r.input,
+    r.cacheRead,
+    r.output,
+    r.search,
+  ];
+}
+
+/** The row again, its fields in the order the ledger builds them (billing/ledger.ts), an absent one absent. */
+export function tupleRow(t: RowTuple): UsageRow {
+  const u: UsageRow = {
+    requestId: t[0],
+    keyId: t[1],
+    family: t[2] as Family,
+    model: t[3],
+    endpoint: t[4],
+    stream: t[5],
+    status: t[6] as UsageRow["status"],
+    createdAt: t[7],
+    inputTokens: t[8],
+    cachedInputTokens: t[9],
+    outputTokens: t[10],
+    webSearchRequests: t[11],
+    ...(t[12] === null ? {} : { searchFee: t[12] }),
+    reserved: t[13],
+    charged: t[14],
+    writtenOff: t[15],
+    usageSource: t[17] as UsageRow["usageSource"],
+    ...(t[16] === null ? {} : { servedModel: t[16] }),
+    rates: { input: t[18], cacheRead: t[19], output: t[20], search: t[21] },
+  };
+  return u;
+}
+
+const B64 = 1n << 64n;
+const B128 = 1n << 128n;
+
+/** A row's property names, tags and numbers, and its strings' headers, serialized: 330 bytes with its strings
+ *  empty and its bigints zero; the rest is room for longer varints and an array's slot. */
+const ROW_FIXED_BYTES = 360;
+/** The same for its array (rowTuple): 69 bytes with its strings empty and every number a double; the rest is
+ *  room for longer varints and the entry's slot. */
+const TUPLE_FIXED_BYTES = 100;
+
+/** At least the size of `u` as an object in V8's serialization (Deno KV's value encoding). */
+export const rowBytes = (u: UsageRow): number => valueBytes(u, ROW_FIXED_BYTES);
+
+/** At least the size of `rowTuple(u)` in V8's serialization. */
+export const tupleBytes = (u: UsageRow): number => valueBytes(u, TUPLE_FIXED_BYTES);
+
+/** Counted without serializing: each string at two bytes a code unit, each bigint at its tag, length and 64-bit
+ *  digits (10 bytes below 2^64, 18 below 2^128). */
+function valueBytes(u: UsageRow, fixed: number): number {
+  const n = fixed + 2 * (u.requestId.length + u.keyId.length + u.family.length + u.model.length +
+        u.endpoint.length + u.status.length + u.usageSource.length + (u.servedModel?.length ?? 0));
+  const r = u.rates;
+  return n + bigintBytes(u.searchFee ?? 0n) + bigintBytes(u.reserved) + bigintBytes(u.charged) +
+    bigintBytes(u.writtenOff) + bigintBytes(r.input) + bigintBytes(r.cacheRead) + bigintBytes(r.output) +
+    bigintBytes(r.search);
+}
+
+function bigintBytes(b: bigint): number {
+  if (b < B64 && b > -B64) return 10;
+  if (b < B128 && b > -B128) return 18;
+  return 14 + 8 * Math.ceil((b < 0n ? -b : b).toString(16).length / 16);
+}

@@ -1,8 +1,9 @@
 /**
  * A usage row as Deno KV stores it, and bounds of its encoded size. In a usage entry (kv_usage_entries.ts), from
- * format 3 on, it is an array of its values in a fixed order, not an object. V8's serialization of an object writes every property's name with each row; without
- * them a k3 JSON request's row is 201 bytes instead of 456, and the group commit's serializer and KV's SQLite
- * writer spend ≈1.2 µs less on it (docs/performance.md "The group commit's rounds").
+ * format 3 on, it is an array of its values in a fixed order, not an object: V8's serialization of an object
+ * writes every property's name with each row. Without them a k3 JSON request's row is 201 bytes instead of 456,
+ * and the group commit's serializer and KV's SQLite writer spend 1–2 µs less on it (docs/performance.md "The
+ * usage row's bytes").
  *
  * The order is the format: a new field goes at the end, as a new store format version (kv_format.ts).
  * An absent optional field is `null` in its place. An open row (a stream's, kv_commit.ts) stays an object.
@@ -65,7 +66,7 @@ export function rowTuple(u: UsageRow): RowTuple {
 
 /** The row again, its fields in the order the ledger builds them (billing/ledger.ts), an absent one absent. */
 export function tupleRow(t: RowTuple): UsageRow {
-  const u: UsageRow = {
+  return {
     requestId: t[0],
     keyId: t[1],
     family: t[2] as Family,
@@ -86,7 +87,6 @@ export function tupleRow(t: RowTuple): UsageRow {
     ...(t[16] === null ? {} : { servedModel: t[16] }),
     rates: { input: t[18], cacheRead: t[19], output: t[20], search: t[21] },
   };
-  return u;
 }
 
 const B64 = 1n << 64n;

@@ -103,13 +103,7 @@ export function parseHead(bytes: Uint8Array, rules: HeadRules): ResponseHead {
   const status = Number(m[2]);
   // A status under 100 is no interim head (RFC 9110 §15); leniently it is read past as one.
   if (status < 100 && !lenient) throw new Http1Failure(`status ${m[2]}`);
-  const headers: [string, string][] = [];
-  let length: string | undefined;
-  let chunked = false;
-  let close = m[1] === "0";
-  /** Lenient: the framing fields' values, judged together once the head is read. */
-  let lengths: string[] | undefined;
-  let codings: string[] | undefined;
+  const fields = new HeadFields(rules, m[1] === "0");
   const fieldsEnd = text.lastIndexOf("\r\n", text.lastIndexOf("\r\n") - 1);
   // Strictly, the first byte a field line may not hold, found once: the line that holds it is refused.
   BAD_LINE_BYTE.lastIndex = statusEnd + 2;
@@ -140,32 +134,66 @@ export function parseHead(bytes: Uint8Array, rules: HeadRules): ResponseHead {
     const value = trimmedSlice(text, colon + 1, end);
     if (lenient && BAD_FIELD_BYTE.test(value)) throw new Http1Failure("malformed header line");
     start = end + 2;
-    headers.push([name, value]);
+    fields.add(name, value);
+  }
+  return fields.head(status, m[3] ?? "");
+}
+
+/**
+ * A head's fields as its lines are read, in order, and the head they make: the body's framing and whether the
+ * connection is reused (RFC 9112 §6, §9.3). The reading of the lines is parseHead's; the rules for the framing
+ * fields are these, strict or lenient, checked field by field in the order the lines come.
+ */
+export class HeadFields {
+  readonly #headers: [string, string][] = [];
+  readonly #lenient: boolean;
+  readonly #http10: boolean;
+  #length: string | undefined;
+  #chunked = false;
+  #close: boolean;
+  /** Lenient: the framing fields' values, judged together once the head is read. */
+  #lengths: string[] | undefined;
+  #codings: string[] | undefined;
+
+  constructor(rules: HeadRules, http10: boolean) {
+    this.#lenient = rules === "lenient";
+    this.#http10 = http10;
+    this.#close = http10;
+  }
+
+  /** One field, its name lower-case and its value trimmed. Throws Http1Failure on a framing field refused. */
+  add(name: string, value: string): void {
+    this.#headers.push([name, value]);
     if (name === "content-length") {
-      if (lenient) (lengths ??= []).push(value);
-      else length = strictLength(value, length);
+      if (this.#lenient) (this.#lengths ??= []).push(value);
+      else this.#length = strictLength(value, this.#length);
     } else if (name === "transfer-encoding") {
-      if (lenient) (codings ??= []).push(value);
-      else chunked = strictChunked(value, chunked);
+      if (this.#lenient) (this.#codings ??= []).push(value);
+      else this.#chunked = strictChunked(value, this.#chunked);
     } else if (name === "connection") {
       const tokens = value.toLowerCase().split(",").map((s) => s.trim());
-      if (tokens.includes("close")) close = true;
+      if (tokens.includes("close")) this.#close = true;
     }
   }
-  if (lenient) {
-    // Transfer-Encoding present: Content-Length is not read (RFC 9112 §6.3).
-    if (codings) chunked = lenientChunked(codings);
-    else if (lengths && status >= 200) length = lenientLength(lengths);
-  } else if (chunked && m[1] === "0") {
-    // Transfer-Encoding in an HTTP/1.0 message: the framing is faulty (RFC 9112 §6.1), refused as fetch does.
-    throw new Http1Failure("Transfer-Encoding in an HTTP/1.0 response");
+
+  /** The head, once every field is added. */
+  head(status: number, statusText: string): ResponseHead {
+    if (this.#lenient) {
+      // Transfer-Encoding present: Content-Length is not read (RFC 9112 §6.3).
+      if (this.#codings) this.#chunked = lenientChunked(this.#codings);
+      else if (this.#lengths && status >= 200) this.#length = lenientLength(this.#lengths);
+    } else if (this.#chunked && this.#http10) {
+      // Transfer-Encoding in an HTTP/1.0 message: the framing is faulty (RFC 9112 §6.1), refused as fetch does.
+      throw new Http1Failure("Transfer-Encoding in an HTTP/1.0 response");
+    }
+    const framing = bodyFraming(status, this.#chunked, this.#length);
+    return {
+      status,
+      statusText,
+      headers: this.#headers,
+      framing,
+      keepAlive: !this.#close && framing.kind !== "close" &&
+        !(this.#chunked && (this.#length ?? this.#lengths) !== undefined),
+    };
   }
-  const framing = bodyFraming(status, chunked, length);
-  return {
-    status,
-    statusText: m[3] ?? "",
-    headers,
-    framing,
-    keepAlive: !close && framing.kind !== "close" && !(chunked && (length ?? lengths) !== undefined),
-  };
 }

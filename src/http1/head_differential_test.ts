@@ -2,7 +2,8 @@
  * head.ts reads a head in place (the lines found with indexOf, a name matched where it stands, the bytes no field
  * may hold found once for the whole head): here it is held to the plain reading of the same rules, the text
  * split into its lines and every line checked by regular expressions, on seeded byte-level mutations of real
- * heads, under both rule sets. Same head, same fields, same framing, or the same refusal. And `headEnd`, which
+ * heads, under both rule sets. Same head, same fields, same framing, or the same refusal: the framing fields'
+ * rules (HeadFields) are shared, the reading of the lines is what is compared. And `headEnd`, which
  * jumps from LF to LF, is held to a byte-by-byte scan on random buffers and windows.
  *
  * Replay: HEAD_FUZZ_SEED=<seed> (printed with any failure); HEAD_FUZZ_ROUNDS=<n> changes the number of heads.
@@ -10,8 +11,7 @@
 import assert from "node:assert/strict";
 import { mulberry32 } from "../util/seeded_random.ts";
 import { Http1Failure } from "./failure.ts";
-import { bodyFraming, lenientChunked, lenientLength, strictChunked, strictLength } from "./framing.ts";
-import { headEnd, type HeadRules, parseHead, type ResponseHead } from "./head.ts";
+import { headEnd, HeadFields, type HeadRules, parseHead, type ResponseHead } from "./head.ts";
 
 const seed = Number(Deno.env.get("HEAD_FUZZ_SEED") ?? 0x4ead2026);
 const rounds = Number(Deno.env.get("HEAD_FUZZ_ROUNDS") ?? 20_000);
@@ -25,12 +25,7 @@ function referenceHead(bytes: Uint8Array, rules: HeadRules): ResponseHead {
   if (!m) throw new Http1Failure("not an HTTP/1.x status line");
   const status = Number(m[2]);
   if (status < 100 && !lenient) throw new Http1Failure(`status ${m[2]}`);
-  const headers: [string, string][] = [];
-  let length: string | undefined;
-  let chunked = false;
-  let close = m[1] === "0";
-  let lengths: string[] | undefined;
-  let codings: string[] | undefined;
+  const fields = new HeadFields(rules, m[1] === "0");
   for (let i = 1; i < lines.length - 2; i++) {
     const line = lines[i]!;
     const colon = line.indexOf(":");
@@ -41,32 +36,9 @@ function referenceHead(bytes: Uint8Array, rules: HeadRules): ResponseHead {
     ) {
       throw new Http1Failure("malformed header line");
     }
-    const name = raw.toLowerCase();
-    headers.push([name, value]);
-    if (name === "content-length") {
-      if (lenient) (lengths ??= []).push(value);
-      else length = strictLength(value, length);
-    } else if (name === "transfer-encoding") {
-      if (lenient) (codings ??= []).push(value);
-      else chunked = strictChunked(value, chunked);
-    } else if (name === "connection") {
-      if (value.toLowerCase().split(",").map((s) => s.trim()).includes("close")) close = true;
-    }
+    fields.add(raw.toLowerCase(), value);
   }
-  if (lenient) {
-    if (codings) chunked = lenientChunked(codings);
-    else if (lengths && status >= 200) length = lenientLength(lengths);
-  } else if (chunked && m[1] === "0") {
-    throw new Http1Failure("Transfer-Encoding in an HTTP/1.0 response");
-  }
-  const framing = bodyFraming(status, chunked, length);
-  return {
-    status,
-    statusText: m[3] ?? "",
-    headers,
-    framing,
-    keepAlive: !close && framing.kind !== "close" && !(chunked && (length ?? lengths) !== undefined),
-  };
+  return fields.head(status, m[3] ?? "");
 }
 
 const latin1 = (s: string) => Uint8Array.from(s, (c) => c.charCodeAt(0));

@@ -1,10 +1,11 @@
 /**
  * Per-body walks of the request path over a ~1 MiB request body, in-process: count_tokens' and the reserve's
- * estimator (estimateInputTokens), and the repeated-name check a native body's bytes pass before they go
- * upstream (hasDuplicateMembers).
+ * estimator (estimateInputTokens), and the scan a native body's bytes pass before they go upstream
+ * (scanObject: the repeated-name check and the top-level values).
  */
 import { estimateInputTokens } from "../src/billing/estimate.ts";
-import { hasDuplicateMembers } from "../src/util/json_duplicates.ts";
+import { MAX_BODY_DEPTH, membersWithinDepth } from "../src/util/json_depth.ts";
+import { scanObject } from "../src/util/json_span.ts";
 
 export interface EstimateResult {
   shape: string;
@@ -14,7 +15,7 @@ export interface EstimateResult {
   p99Ms: number;
   /** JSON.parse of the same body, for scale (the gateway parses before it estimates). */
   parseMedianMs: number;
-  /** hasDuplicateMembers over the same text and its parse. */
+  /** scanObject over the same body's bytes. */
   repeatsMedianMs: number;
   tokens: number;
 }
@@ -64,10 +65,12 @@ export function benchEstimate(shape: "turns" | "parts", runs = 200): EstimateRes
     tokens = estimateInputTokens(body);
     times.push(performance.now() - t0);
   }
+  const raw = new TextEncoder().encode(text);
+  const members = membersWithinDepth(body, MAX_BODY_DEPTH);
   const repeats: number[] = [];
   for (let i = 0; i < runs + 20; i++) {
     const t0 = performance.now();
-    if (hasDuplicateMembers(text, body)) throw new Error("the bench body repeats a name");
+    if (scanObject(raw).members !== members) throw new Error("the bench body repeats a name");
     if (i >= 20) repeats.push(performance.now() - t0); // the first 20: warm-up (JIT)
   }
   const parses: number[] = [];

@@ -75,7 +75,7 @@ for (const shape of ["turns", "parts"] as const) {
   });
   log(`  ${shape}: repeated-name check median ${ms(e.repeatsMedianMs)}`);
   rows.push({
-    metric: `Repeated-name check of a native body (src/util/json_duplicates.ts), ${
+    metric: `Repeated-name check of a native body (src/util/json_span.ts scanObject), ${
       (e.bodyBytes / 1048576).toFixed(2)
     } MiB body (${e.shape}), median of ${e.runs}`,
     gateway: `${ms(e.repeatsMedianMs)} (JSON.parse ${ms(e.parseMedianMs)})`,

@@ -4,7 +4,7 @@
  * (the scan then crosses the whole conversation: the worst case).
  */
 import { prefixSystemBytes } from "../src/protocols/anthropic/system_prefix.ts";
-import { setMembers } from "../src/util/json_span.ts";
+import { ObjectEdits, scanObject } from "../src/util/json_span.ts";
 import { bigBody } from "./estimate_bench.ts";
 
 export interface PrefixResult {
@@ -43,7 +43,7 @@ export function benchSystemPrefix(runs = 200): PrefixResult {
   return {
     bodyBytes: raw.byteLength,
     runs,
-    spliceMedianMs: time(runs, () => prefixSystemBytes(raw, body, prompt)),
+    spliceMedianMs: time(runs, () => prefixSystemBytes(new ObjectEdits(raw, scanObject(raw)), body, prompt)),
     stringifyMedianMs: time(runs, () => new TextEncoder().encode(JSON.stringify(body))),
   };
 }
@@ -59,7 +59,11 @@ export function benchMemberSplice(runs = 200): PrefixResult {
   return {
     bodyBytes: raw.byteLength,
     runs,
-    spliceMedianMs: time(runs, () => setMembers(raw, body, changes)),
+    spliceMedianMs: time(runs, () => {
+      const edits = new ObjectEdits(raw, scanObject(raw));
+      for (const [name, value] of Object.entries(changes)) edits.set(name, value);
+      return edits.bytes();
+    }),
     stringifyMedianMs: time(runs, () => new TextEncoder().encode(JSON.stringify({ ...body, ...changes }))),
   };
 }

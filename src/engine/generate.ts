@@ -11,15 +11,14 @@ import { DEFAULT_RESERVE_OUTPUT_TOKENS } from "../billing/price.ts";
 import { type Family, findModel, type ModelEntry } from "../catalog/models.ts";
 import { GatewayError } from "../errors/gateway_error.ts";
 import { resolveFileReferences } from "../files/resolve.ts";
-import { parseJsonText, readBodyBytes } from "../request/body.ts";
+import { parseJsonObject, readBodyBytes } from "../request/body.ts";
 import { ClientWatch } from "../request/client_watch.ts";
 import type { KeyContext } from "../request/context.ts";
 import { requestParams } from "../ir/request.ts";
 import type { Protocol, ProtocolName } from "../protocols/codec.ts";
 import { PROTOCOLS } from "../protocols/registry.ts";
-import { jsonDepthExceeds, MAX_BODY_DEPTH } from "../util/json_depth.ts";
-import { hasDuplicateMembers } from "../util/json_duplicates.ts";
-import { setMembers } from "../util/json_span.ts";
+import { MAX_BODY_DEPTH, membersWithinDepth } from "../util/json_depth.ts";
+import { ObjectEdits, scanObject } from "../util/json_span.ts";
 import { AnswerTrace } from "./answer_trace.ts";
 import { forward } from "./forward.ts";
 import { Settlement } from "./settlement.ts";
@@ -35,9 +34,10 @@ export async function admit(app: App, ctx: KeyContext, route: SurfaceRoute) {
   const account = ctx.account;
   if (route.surface === "anthropic") checkAnthropicVersion(ctx.req.headers);
   const raw = await readBodyBytes(ctx.req, app.config.BODY_LIMIT_BYTES);
-  const { body, text } = parseJsonText(raw);
+  const body = parseJsonObject(raw);
   // Before any walk of the body: the estimate and the codecs then see bounded nesting.
-  if (jsonDepthExceeds(body, MAX_BODY_DEPTH)) {
+  const members = membersWithinDepth(body, MAX_BODY_DEPTH);
+  if (members < 0) {
     throw new GatewayError("invalid_request", {
       detail: `Вложенность JSON глубже ${MAX_BODY_DEPTH} уровней.`,
     });
@@ -58,7 +58,7 @@ export async function admit(app: App, ctx: KeyContext, route: SurfaceRoute) {
   const policy = app.families[model.family];
   Object.assign(ctx.headers, policy.answerHeaders(route.surface, ctx.requestId));
   policy.admitKey(account);
-  return { account, body, raw, text, model, policy };
+  return { account, body, raw, members, model, policy };
 }
 
 export async function generate(app: App, ctx: KeyContext, route: SurfaceRoute): Promise<Response> {
@@ -261,37 +261,47 @@ function budgetField(surface: ProtocolName, body: Record<string, unknown>): stri
  * them (`original`: no family rule or file translation replaced it), with the top-level members the protocol
  * or the family set (the upstream model, a stream's `stream_options`, the family's fields) put into them in
  * place — no re-serialising of a large prompt. Rules and translation signal a change by identity; a removed
- * member, or a name the bytes repeat in any object (json_duplicates.ts: the upstream might read the other one
- * than the gateway checked and held for), takes the prepared object instead. A server prompt is put on those
+ * member, or a name the bytes repeat in any object (json_span.ts: the upstream might read the other one than
+ * the gateway checked and held for), takes the prepared object instead. A server prompt is put on those
  * bytes by the codec, or on the prepared object.
  */
 function nativeBody(
   surface: Protocol,
   prepared: Record<string, unknown>,
-  original: { body: Record<string, unknown>; raw: Uint8Array; text: string } | undefined,
+  original: ParsedBody | undefined,
   prompt: string | undefined,
 ): Record<string, unknown> | Uint8Array {
-  const raw = original && withChangedMembers(prepared, original);
-  if (prompt === undefined) return raw ?? prepared;
-  return surface.prefixSystem!(prepared, raw, prompt);
+  const edits = original && changedMembers(prepared, original);
+  if (prompt === undefined) return edits?.bytes() ?? prepared;
+  return surface.prefixSystem!(prepared, edits, prompt);
+}
+
+/** A body as the client sent it: its bytes, what they parse to, and the members that kept (json_depth.ts). */
+interface ParsedBody {
+  body: Record<string, unknown>;
+  raw: Uint8Array;
+  members: number;
 }
 
 /**
- * `original.raw` with the members `prepared` changed or added set in place; undefined if it removed one, or if
- * the bytes repeat a name.
+ * `original.raw` with the members `prepared` changed or added set (not yet applied); undefined if it removed
+ * one, or if the bytes repeat a name.
  */
-function withChangedMembers(
-  prepared: Record<string, unknown>,
-  original: { body: Record<string, unknown>; raw: Uint8Array; text: string },
-): Uint8Array | undefined {
-  for (const k of Object.keys(original.body)) if (!Object.hasOwn(prepared, k)) return undefined;
-  if (hasDuplicateMembers(original.text, original.body)) return undefined;
-  const changes: Record<string, unknown> = {};
-  let changed = false;
+function changedMembers(prepared: Record<string, unknown>, original: ParsedBody): ObjectEdits | undefined {
+  const names = Object.keys(original.body);
+  for (const k of names) if (!Object.hasOwn(prepared, k)) return undefined;
+  const scan = scanObject(original.raw);
+  if (scan.members !== original.members) return undefined; // more in the text than parsed: a repeated name
+  // The text's top-level names, each read alone, are the parsed ones: Deno 2.9's JSON.parse can misread an
+  // escaped one-character name (docs/api.md "Request bodies on the native path").
+  if (scan.spans.size !== names.length) return undefined;
+  for (const k of scan.spans.keys()) if (!Object.hasOwn(original.body, k)) return undefined;
+  const edits = new ObjectEdits(original.raw, scan);
   for (const k of Object.keys(prepared)) {
-    if (prepared[k] === original.body[k]) continue;
-    changes[k] = prepared[k];
-    changed = true;
+    const value = prepared[k];
+    if (value === original.body[k]) continue;
+    if (value === undefined) return undefined; // a removal
+    edits.set(k, value);
   }
-  return changed ? setMembers(original.raw, original.body, changes) : original.raw;
+  return edits;
 }

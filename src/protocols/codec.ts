@@ -10,6 +10,7 @@ import type { ErrorObject } from "../errors/error_object.ts";
 import type { IREvent } from "../ir/events.ts";
 import type { IRRequest, IRRequestParams } from "../ir/request.ts";
 import type { IRResponse } from "../ir/response.ts";
+import type { ObjectEdits } from "../util/json_span.ts";
 
 export type ProtocolName = "anthropic" | "openai_chat" | "openai_responses";
 
@@ -109,13 +110,13 @@ export interface Protocol {
   relayResponse(json: Record<string, unknown>, ctx: EncodeContext): Record<string, unknown>;
   createRelay(ctx: EncodeContext): Relay;
   /**
-   * An operator prompt before the client's system prompt on a native body: the client's bytes (`raw`, which
-   * parsed to `body`) changed in place of re-serialising them, or the prepared body object. A protocol
-   * without it has such requests translated instead.
+   * An operator prompt before the client's system prompt on a native body: the client's bytes (`edits`, which
+   * with their changes so far parse to `body`) changed in place of re-serialising them, or the prepared body
+   * object. A protocol without it has such requests translated instead.
    */
   prefixSystem?(
     body: Record<string, unknown>,
-    raw: Uint8Array | undefined,
+    edits: ObjectEdits | undefined,
     prompt: string,
   ): Record<string, unknown> | Uint8Array;
 }

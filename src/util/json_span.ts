@@ -1,8 +1,15 @@
 /**
- * Where a top-level member's value sits in the bytes of a JSON object, so a field can be changed without
- * re-serialising the rest of a large body. No library gives byte offsets without building a whole tree
- * (jsonc-parser's parseTree would allocate a node per value of the prompt); this scan only skips.
- * The bytes must be valid JSON (they were parsed already); the last duplicate wins, as in JSON.parse.
+ * The client's bytes of a JSON object, read once (`scanObject`) and changed in place (`ObjectEdits`), so a few
+ * top-level members can be set without re-serialising a large prompt. No library gives byte offsets without
+ * building a whole tree (jsonc-parser's parseTree would allocate a node per value of the prompt); this scan
+ * only skips. The bytes must be valid JSON (they were parsed already).
+ *
+ * The same pass counts the text's members: each has exactly one `:` outside strings, and no other `:` is
+ * outside them. JSON.parse keeps one member per name and object, the last, so the text names a member twice in
+ * some object exactly when it holds more members than the parsed value kept (json_depth.ts
+ * `membersWithinDepth`). An upstream's parser may keep the first instead, so the client's bytes go upstream
+ * only without a repeat (engine/generate.ts `nativeBody`): otherwise the upstream could run another model, a
+ * longer prompt or a larger output budget than the gateway checked, estimated and held for.
  */
 
 import { concatBytes } from "./bytes.ts";
@@ -15,12 +22,23 @@ const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 const COMMA = 0x2c;
 const COLON = 0x3a;
+/** A string's first bytes are looked at one by one: a member name ends sooner than a native `indexOf` call. */
+const SHORT_STRING = 24;
 
 export interface Span {
   /** Offset of the value's first byte. */
   start: number;
   /** Offset just past the value's last byte. */
   end: number;
+}
+
+export interface ObjectScan {
+  /** Members of every object in the text, at any depth: one per `:` outside strings. */
+  members: number;
+  /** Offset of the opening brace. */
+  brace: number;
+  /** Each top-level member's value, by its name as JSON.parse reads it (the last of a repeated name). */
+  spans: Map<string, Span>;
 }
 
 const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
@@ -30,46 +48,20 @@ function skipSpace(raw: Uint8Array, i: number): number {
   return i;
 }
 
-/** Offset just past the string starting at `i` (the opening quote); native indexOf jumps between quotes. */
+/** Offset just past the string starting at `i` (the opening quote); past its first bytes, native indexOf. */
 function skipString(raw: Uint8Array, i: number): number {
-  let at = i + 1;
+  let q = i + 1;
+  const stop = Math.min(raw.length, q + SHORT_STRING);
+  while (q < stop && raw[q] !== QUOTE) q++;
+  if (q === stop) q = raw.indexOf(QUOTE, q);
   for (;;) {
-    const q = raw.indexOf(QUOTE, at);
     if (q < 0) throw new SyntaxError("unterminated string");
+    // A quote after an odd run of backslashes is escaped; the run cannot pass the opening quote.
     let slashes = 0;
     while (raw[q - 1 - slashes] === BACKSLASH) slashes++;
     if (slashes % 2 === 0) return q + 1;
-    at = q + 1;
+    q = raw.indexOf(QUOTE, q + 1);
   }
-}
-
-/** Offset just past the value starting at `i`. */
-function skipValue(raw: Uint8Array, i: number): number {
-  const first = raw[i];
-  if (first === QUOTE) return skipString(raw, i);
-  if (first !== OPEN_BRACE && first !== OPEN_BRACKET) {
-    while (i < raw.length) {
-      const b = raw[i]!;
-      if (b === COMMA || b === CLOSE_BRACE || b === CLOSE_BRACKET || isSpace(b)) break;
-      i++;
-    }
-    return i;
-  }
-  let depth = 0;
-  while (i < raw.length) {
-    const b = raw[i]!;
-    if (b === QUOTE) {
-      i = skipString(raw, i);
-      continue;
-    }
-    if (b === OPEN_BRACE || b === OPEN_BRACKET) depth++;
-    else if (b === CLOSE_BRACE || b === CLOSE_BRACKET) {
-      depth--;
-      if (depth === 0) return i + 1;
-    }
-    i++;
-  }
-  throw new SyntaxError("unterminated value");
 }
 
 const decoder = new TextDecoder();
@@ -86,90 +78,117 @@ function keyName(raw: Uint8Array, start: number, end: number): string {
   return name;
 }
 
-/** Calls `fn` with each top-level member's name and value span, in order; returns the opening brace's offset. */
-function eachMember(raw: Uint8Array, fn: (name: string, span: Span) => void): number {
+/** One pass over the bytes of a JSON object: its members counted, its top-level members' values located. */
+export function scanObject(raw: Uint8Array): ObjectScan {
   let i = skipSpace(raw, 0);
   if (raw[i] !== OPEN_BRACE) throw new SyntaxError("not an object");
   const brace = i++;
-  for (;;) {
-    i = skipSpace(raw, i);
-    if (raw[i] === CLOSE_BRACE) return brace;
-    if (raw[i] === COMMA) i = skipSpace(raw, i + 1);
-    const keyEnd = skipString(raw, i);
-    const name = keyName(raw, i, keyEnd);
-    i = skipSpace(raw, keyEnd);
-    if (raw[i] !== COLON) throw new SyntaxError("expected a colon");
-    const start = skipSpace(raw, i + 1);
-    i = skipValue(raw, start);
-    fn(name, { start, end: i });
+  const spans = new Map<string, Span>();
+  let members = 0;
+  let depth = 1;
+  // At the top level: whether the next string is a name, the last name's bytes, and where its value starts.
+  let expectName = true;
+  let nameStart = 0;
+  let nameEnd = 0;
+  let valueStart = 0;
+  while (i < raw.length) {
+    const b = raw[i]!;
+    if (b === QUOTE) {
+      const end = skipString(raw, i);
+      if (depth === 1) {
+        if (expectName) {
+          nameStart = i;
+          nameEnd = end;
+        } else spans.set(keyName(raw, nameStart, nameEnd), { start: i, end });
+      }
+      i = end;
+      continue;
+    }
+    if (b === COLON) {
+      members++;
+      if (depth === 1) {
+        expectName = false;
+        valueStart = i = skipSpace(raw, i + 1);
+        const v = raw[i];
+        if (v !== QUOTE && v !== OPEN_BRACE && v !== OPEN_BRACKET) {
+          // A number, true, false or null: it ends at the first byte no literal has.
+          while (i < raw.length) {
+            const c = raw[i]!;
+            if (c === COMMA || c === CLOSE_BRACE || isSpace(c)) break;
+            i++;
+          }
+          spans.set(keyName(raw, nameStart, nameEnd), { start: valueStart, end: i });
+        }
+        continue;
+      }
+    } else if (b === OPEN_BRACE || b === OPEN_BRACKET) depth++;
+    else if (b === CLOSE_BRACE || b === CLOSE_BRACKET) {
+      depth--;
+      if (depth === 1) spans.set(keyName(raw, nameStart, nameEnd), { start: valueStart, end: i + 1 });
+      else if (depth === 0) return { members, brace, spans };
+    } else if (b === COMMA && depth === 1) expectName = true;
+    i++;
   }
-}
-
-/** The span of top-level member `key`'s value, or undefined when the object has no such member. */
-export function topLevelValueSpan(raw: Uint8Array, key: string): Span | undefined {
-  let found: Span | undefined;
-  eachMember(raw, (name, span) => {
-    if (name === key) found = span;
-  });
-  return found;
+  throw new SyntaxError("unterminated object");
 }
 
 /**
- * `raw` with the top-level members in `changes` set to their values: a member's value replaced where it is, a
- * new member put right after the opening brace. `parsed` is what `raw` parses to: when no changed member is in
- * it, nothing needs finding and the bytes are not scanned. Undefined when a changed member appears twice in
- * `raw` (readers differ on which one counts) or a value is `undefined` (a removal).
+ * Changes to the bytes of a JSON object whose names are unique (scanned by `scanObject`): top-level values
+ * replaced where they are, bytes put inside one, members added right after the opening brace.
  */
-export function setMembers(
-  raw: Uint8Array,
-  parsed: Record<string, unknown>,
-  changes: Record<string, unknown>,
-): Uint8Array | undefined {
-  const names = Object.keys(changes);
-  const spans = new Map<string, Span>();
-  let brace: number;
-  if (names.some((name) => Object.hasOwn(parsed, name))) {
-    let twice = false;
-    brace = eachMember(raw, (name, span) => {
-      if (!Object.hasOwn(changes, name)) return;
-      if (spans.has(name)) twice = true;
-      spans.set(name, span);
-    });
-    if (twice) return undefined;
-  } else {
-    brace = skipSpace(raw, 0);
-    if (raw[brace] !== OPEN_BRACE) throw new SyntaxError("not an object");
-  }
-  const added: string[] = [];
-  const edits: { span: Span; text: string }[] = [];
-  for (const name of names) {
-    const value = changes[name];
-    if (value === undefined) return undefined;
-    const span = spans.get(name);
-    if (span) edits.push({ span, text: JSON.stringify(value) });
-    else added.push(`${JSON.stringify(name)}:${JSON.stringify(value)}`);
-  }
-  if (added.length > 0) {
-    const text = added.join(",") + (Object.keys(parsed).length > 0 ? "," : "");
-    edits.push({ span: { start: brace + 1, end: brace + 1 }, text });
-  }
-  edits.sort((a, b) => a.span.start - b.span.start);
-  const pieces: Uint8Array[] = [];
-  let at = 0;
-  for (const { span, text } of edits) {
-    pieces.push(raw.subarray(at, span.start), encoder.encode(text));
-    at = span.end;
-  }
-  pieces.push(raw.subarray(at));
-  return concatBytes(pieces);
-}
+export class ObjectEdits {
+  readonly #raw: Uint8Array;
+  readonly #scan: ObjectScan;
+  readonly #edits: { span: Span; text: string }[] = [];
+  readonly #added: string[] = [];
 
-/** `raw` with the bytes in `span` replaced by `text`'s UTF-8. */
-export function spliceBytes(raw: Uint8Array, span: Span, text: string): Uint8Array {
-  const middle = encoder.encode(text);
-  const out = new Uint8Array(raw.length - (span.end - span.start) + middle.length);
-  out.set(raw.subarray(0, span.start), 0);
-  out.set(middle, span.start);
-  out.set(raw.subarray(span.end), span.start + middle.length);
-  return out;
+  constructor(raw: Uint8Array, scan: ObjectScan) {
+    this.#raw = raw;
+    this.#scan = scan;
+  }
+
+  /** Where top-level member `name`'s value is in the original bytes. */
+  span(name: string): Span | undefined {
+    return this.#scan.spans.get(name);
+  }
+
+  /** The original bytes of `span` as text. */
+  text(span: Span): string {
+    return decoder.decode(this.#raw.subarray(span.start, span.end));
+  }
+
+  /** Top-level member `name` set to `value` (JSON): replaced where it is, or added (`first`: before the others). */
+  set(name: string, value: unknown, first = false): void {
+    const span = this.span(name);
+    const json = JSON.stringify(value);
+    if (span) this.replace(span, json);
+    else if (first) this.#added.unshift(`${JSON.stringify(name)}:${json}`);
+    else this.#added.push(`${JSON.stringify(name)}:${json}`);
+  }
+
+  /** The original bytes in `span` replaced by `text` (an empty span: `text` put there). Spans must not overlap. */
+  replace(span: Span, text: string): void {
+    this.#edits.push({ span, text });
+  }
+
+  /** The bytes with every change; the original bytes themselves when there is none. */
+  bytes(): Uint8Array {
+    const edits = [...this.#edits];
+    if (this.#added.length > 0) {
+      const at = this.#scan.brace + 1;
+      const text = this.#added.join(",") + (this.#scan.spans.size > 0 ? "," : "");
+      edits.push({ span: { start: at, end: at }, text });
+    }
+    if (edits.length === 0) return this.#raw;
+    edits.sort((a, b) => a.span.start - b.span.start);
+    const pieces: Uint8Array[] = [];
+    let at = 0;
+    for (const { span, text } of edits) {
+      if (span.start < at) throw new Error("overlapping edits of a JSON object's bytes");
+      pieces.push(this.#raw.subarray(at, span.start), encoder.encode(text));
+      at = span.end;
+    }
+    pieces.push(this.#raw.subarray(at));
+    return concatBytes(pieces);
+  }
 }

@@ -25,6 +25,6 @@ export const anthropic: Protocol = {
   prepareNativeRequest: withUpstreamModel,
   relayResponse,
   createRelay,
-  prefixSystem: (body, raw, prompt) =>
-    raw ? prefixSystemBytes(raw, body, prompt) : prefixSystem(body, prompt),
+  prefixSystem: (body, edits, prompt) =>
+    edits ? prefixSystemBytes(edits, body, prompt) : prefixSystem(body, prompt),
 };

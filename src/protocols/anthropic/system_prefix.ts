@@ -3,7 +3,7 @@
  * Messages body. The client's system text and blocks stay as they are — `cache_control` included — and the
  * prompt goes first as its own text block, so the client's cache breakpoints still cover the same prefix.
  */
-import { type Span, spliceBytes, topLevelValueSpan } from "../../util/json_span.ts";
+import type { ObjectEdits } from "../../util/json_span.ts";
 
 const block = (prompt: string) => ({ type: "text", text: prompt });
 
@@ -18,29 +18,22 @@ export function prefixSystem(body: Record<string, unknown>, prompt: string): Rec
 }
 
 /**
- * The same change on the client's bytes, without re-serialising the rest (a long conversation is most of
- * them). `body` is what the bytes parsed to; it tells which form `system` has.
+ * The same change on the client's bytes (`edits`: the bytes `body` was parsed from, with what the gateway
+ * changed in them so far), without re-serialising the rest: a long conversation is most of them. `body` tells
+ * which form `system` has.
  */
 export function prefixSystemBytes(
-  raw: Uint8Array,
+  edits: ObjectEdits,
   body: Record<string, unknown>,
   prompt: string,
 ): Uint8Array {
   const system = body.system;
   const first = JSON.stringify(block(prompt));
-  const span = topLevelValueSpan(raw, "system");
-  if (!span) {
-    // Right after the opening brace: the body has other members (model, messages), so a comma follows.
-    const brace = raw.indexOf(0x7b);
-    return spliceBytes(raw, { start: brace + 1, end: brace + 1 }, `"system":${JSON.stringify(prompt)},`);
-  }
-  if (typeof system === "string" && system !== "") {
-    const client = new TextDecoder().decode(raw.subarray(span.start, span.end));
-    return spliceBytes(raw, span, `[${first},{"type":"text","text":${client}}]`);
-  }
-  if (Array.isArray(system) && system.length > 0) {
-    const open: Span = { start: span.start + 1, end: span.start + 1 }; // just inside the `[`
-    return spliceBytes(raw, open, `${first},`);
-  }
-  return spliceBytes(raw, span, JSON.stringify(prompt));
+  const span = edits.span("system");
+  if (span && typeof system === "string" && system !== "") {
+    edits.replace(span, `[${first},{"type":"text","text":${edits.text(span)}}]`);
+  } else if (span && Array.isArray(system) && system.length > 0) {
+    edits.replace({ start: span.start + 1, end: span.start + 1 }, `${first},`); // just inside the `[`
+  } else edits.set("system", prompt, true); // none, empty or null: the prompt is the system, first when added
+  return edits.bytes();
 }

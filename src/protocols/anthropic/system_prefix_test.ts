@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { ObjectEdits, scanObject } from "../../util/json_span.ts";
 import { prefixSystem, prefixSystemBytes } from "./system_prefix.ts";
 
 const P = "Отвечай по-русски.";
@@ -7,7 +8,8 @@ const PROMPT_BLOCK = { type: "text", text: P };
 /** Both forms give the same body; the bytes form keeps the client's own bytes around the change. */
 function both(json: string) {
   const body = JSON.parse(json);
-  const bytes = new TextDecoder().decode(prefixSystemBytes(new TextEncoder().encode(json), body, P));
+  const raw = new TextEncoder().encode(json);
+  const bytes = new TextDecoder().decode(prefixSystemBytes(new ObjectEdits(raw, scanObject(raw)), body, P));
   assert.deepEqual(JSON.parse(bytes), prefixSystem(body, P), json);
   return { bytes, parsed: JSON.parse(bytes) };
 }

@@ -1,9 +1,16 @@
 import assert from "node:assert/strict";
-import { hasDuplicateMembers } from "./json_duplicates.ts";
+import { membersWithinDepth } from "./json_depth.ts";
+import { scanObject, type Span } from "./json_span.ts";
 
-const dup = (text: string) => hasDuplicateMembers(text, JSON.parse(text));
+const enc = new TextEncoder();
 
-Deno.test("hasDuplicateMembers: a repeated name anywhere, however spelled, with colons anywhere", () => {
+/** The gateway's repeated-name check (engine/generate.ts): more members in the text than JSON.parse kept. */
+function dup(json: string): boolean {
+  const text = `{"v": ${json}}`; // any value, as the member of an object
+  return scanObject(enc.encode(text)).members > membersWithinDepth(JSON.parse(text), 1_000);
+}
+
+Deno.test("repeated names: anywhere, however spelled, with colons anywhere", () => {
   assert.equal(dup(`{"model":"k3","max_tokens":16,"messages":[{"role":"user","content":"a: b"}]}`), false);
   assert.equal(dup(`{"max_tokens":50000,"model":"k3","max_tokens":16}`), true);
   assert.equal(dup(`{"messages":[{"role":"user","content":"big","content":"small"}]}`), true);
@@ -24,14 +31,21 @@ Deno.test("hasDuplicateMembers: a repeated name anywhere, however spelled, with 
   assert.equal(dup(`{"__proto__":{"x":1}}`), false);
   assert.equal(dup(` { } `), false);
   assert.equal(dup(`[{"a":1},{"a":1}]`), false);
-  // Not an escape but a backslash and "u003a": reported as a repeat (the safe way: serialised again).
-  assert.equal(dup(`{"path":"C:\\\\u003a"}`), true);
+  // Not an escape but a backslash and "u003a"; backslashes before a quote.
+  assert.equal(dup(`{"path":"C:\\\\u003a"}`), false);
+  assert.equal(dup(`{"a":"\\\\","a":"\\\"x"}`), true);
+  assert.equal(dup(`{"a\\\\":"\\\\\\\"","a":1}`), false);
 });
 
-/** A reference: a small JSON reader that compares each object's decoded names (the test's oracle). */
-function referenceHasDuplicates(text: string): boolean {
+/**
+ * A reference: a small JSON reader of its own, no JSON.parse in it (the test's oracle). Whether an object
+ * repeats a decoded name, and where each top-level member's value is, in UTF-8 bytes (the last of a name).
+ */
+function referenceRead(text: string): { repeats: boolean; top: Map<string, Span> } {
   let i = 0;
-  let found = false;
+  let repeats = false;
+  const top = new Map<string, Span>();
+  const bytesTo = (at: number) => enc.encode(text.slice(0, at)).length;
   const ws = () => {
     while (i < text.length && " \t\n\r".includes(text[i]!)) i++;
   };
@@ -53,7 +67,7 @@ function referenceHasDuplicates(text: string): boolean {
     i++;
     return out;
   };
-  const value = (): void => {
+  const value = (depth: number): void => {
     ws();
     const c = text[i];
     if (c === "{") {
@@ -63,11 +77,14 @@ function referenceHasDuplicates(text: string): boolean {
       while (text[i] !== "}") {
         ws();
         const name = str();
-        if (names.has(name)) found = true;
+        if (names.has(name)) repeats = true;
         names.add(name);
         ws();
         i++; // ':'
-        value();
+        ws();
+        const start = i;
+        value(depth + 1);
+        if (depth === 0) top.set(name, { start: bytesTo(start), end: bytesTo(i) });
         ws();
         if (text[i] === ",") i++;
         ws();
@@ -77,7 +94,7 @@ function referenceHasDuplicates(text: string): boolean {
       i++;
       ws();
       while (text[i] !== "]") {
-        value();
+        value(depth + 1);
         ws();
         if (text[i] === ",") i++;
         ws();
@@ -86,18 +103,18 @@ function referenceHasDuplicates(text: string): boolean {
     } else if (c === '"') str();
     else while (i < text.length && !",}] \t\n\r".includes(text[i]!)) i++;
   };
-  value();
-  return found;
+  value(0);
+  return { repeats, top };
 }
 
-/** A seeded generator of JSON texts with repeats, escapes and colons (no backslash written as itself). */
-function randomJson(seed: number): string {
+/** A seeded generator of JSON texts with repeats, escapes, backslashes, colons and spaces around tokens. */
+function randomJson(seed: number, object = false): string {
   let s = seed;
   const rnd = (n: number) => {
     s = (s * 1103515245 + 12345) & 0x7fffffff;
     return s % n;
   };
-  const chars = ["a", ":", ":", ":", "é", '"', "\n", "m"];
+  const chars = ["a", ":", ":", ":", "é", '"', "\n", "m", "\\", "{", "]", "😀"];
   const decoded = () => Array.from({ length: rnd(5) }, () => chars[rnd(chars.length)]!).join("");
   /** A string as JSON text, each character in a form picked at random (as itself, or escaped). */
   const encode = (plain: string) => {
@@ -105,42 +122,62 @@ function randomJson(seed: number): string {
     for (const c of plain) {
       const form = rnd(4);
       if (form === 0) {
-        const hex = c.charCodeAt(0).toString(16).padStart(4, "0");
-        out += `\\u${rnd(2) ? hex : hex.toUpperCase()}`;
+        for (let i = 0; i < c.length; i++) { // each UTF-16 unit: a pair as two escapes
+          const hex = c.charCodeAt(i).toString(16).padStart(4, "0");
+          out += `\\u${rnd(2) ? hex : hex.toUpperCase()}`;
+        }
       } else if (c === '"') out += '\\"';
       else if (c === "\n") out += "\\n";
+      else if (c === "\\") out += "\\\\";
       else if (form === 1 && c === ":") out += "\\u003A";
       else out += c;
     }
     return `"${out}"`;
   };
   const text = () => encode(decoded());
+  const spaces = ["", "", " ", "\n\t", "\r\n  "];
+  const ws = () => spaces[rnd(spaces.length)]!;
   const value = (depth: number): string => {
-    const kind = depth > 3 ? rnd(3) : rnd(5);
+    const kind = depth === 0 && object ? 4 : depth > 3 ? rnd(3) : rnd(5);
     if (kind === 0) return text();
     if (kind === 1) return String(rnd(1000) - 500);
     if (kind === 2) return ["true", "false", "null"][rnd(3)]!;
-    if (kind === 3) return `[${Array.from({ length: rnd(4) }, () => value(depth + 1)).join(",")}]`;
+    if (kind === 3) {
+      return `[${ws()}${Array.from({ length: rnd(4) }, () => value(depth + 1)).join(`${ws()},${ws()}`)}]`;
+    }
     const names: string[] = [];
     const members: string[] = [];
     for (let n = rnd(5); n > 0; n--) {
       // A repeat is the same name, written again in forms of its own.
       const name = names.length > 0 && rnd(4) === 0 ? names[rnd(names.length)]! : decoded();
       names.push(name);
-      members.push(`${encode(name)} :${value(depth + 1)}`);
+      members.push(`${ws()}${encode(name)}${ws()}:${ws()}${value(depth + 1)}${ws()}`);
     }
-    return `{${members.join(", ")}}`;
+    return `{${members.join(",")}${ws()}}`;
   };
   return value(0);
 }
 
-Deno.test("hasDuplicateMembers agrees with a reference reader on 5,000 random texts", () => {
+Deno.test("repeated names: scanObject agrees with a reference reader on 5,000 random texts", () => {
   let repeats = 0;
   for (let seed = 1; seed <= 5_000; seed++) {
-    const text = randomJson(seed);
-    const expected = referenceHasDuplicates(text);
+    const json = randomJson(seed);
+    const expected = referenceRead(json).repeats;
     if (expected) repeats++;
-    assert.equal(hasDuplicateMembers(text, JSON.parse(text)), expected, text);
+    assert.equal(dup(json), expected, json);
   }
   assert.ok(repeats > 200, `only ${repeats} texts with a repeat`);
+});
+
+Deno.test("top-level values: scanObject finds each where a reference reader does, on 5,000 random objects", () => {
+  let members = 0;
+  for (let seed = 1; seed <= 5_000; seed++) {
+    const json = ` ${randomJson(seed, true)} `;
+    const raw = enc.encode(json);
+    const scan = scanObject(raw);
+    assert.equal(scan.brace, 1, json);
+    assert.deepEqual(scan.spans, referenceRead(json).top, json);
+    members += scan.spans.size;
+  }
+  assert.ok(members > 3_000, `only ${members} top-level members`);
 });

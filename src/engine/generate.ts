@@ -261,8 +261,8 @@ function budgetField(surface: ProtocolName, body: Record<string, unknown>): stri
  * them (`original`: no family rule or file translation replaced it), with the top-level members the protocol
  * or the family set (the upstream model, a stream's `stream_options`, the family's fields) put into them in
  * place — no re-serialising of a large prompt. Rules and translation signal a change by identity; a removed
- * member, or a name the bytes repeat in any object (json_span.ts: the upstream might read the other one than
- * the gateway checked and held for), takes the prepared object instead. A server prompt is put on those
+ * member, a name the bytes repeat in any object (json_span.ts: the upstream might read the other one than
+ * the gateway checked and held for) or a name written with an escape takes the prepared object instead. A server prompt is put on those
  * bytes by the codec, or on the prepared object.
  */
 function nativeBody(
@@ -288,14 +288,12 @@ interface ParsedBody {
  * one, or if the bytes repeat a name.
  */
 function changedMembers(prepared: Record<string, unknown>, original: ParsedBody): ObjectEdits | undefined {
-  const names = Object.keys(original.body);
-  for (const k of names) if (!Object.hasOwn(prepared, k)) return undefined;
+  for (const k of Object.keys(original.body)) if (!Object.hasOwn(prepared, k)) return undefined;
   const scan = scanObject(original.raw);
   if (scan.members !== original.members) return undefined; // more in the text than parsed: a repeated name
-  // The text's top-level names, each read alone, are the parsed ones: Deno 2.9's JSON.parse can misread an
-  // escaped one-character name (docs/api.md "Request bodies on the native path").
-  if (scan.spans.size !== names.length) return undefined;
-  for (const k of scan.spans.keys()) if (!Object.hasOwn(original.body, k)) return undefined;
+  // A name written with an escape may be one Deno 2.9's JSON.parse misread (docs/api.md "Request bodies on the
+  // native path"): the upstream gets the names the gateway read.
+  if (scan.escapedNames) return undefined;
   const edits = new ObjectEdits(original.raw, scan);
   for (const k of Object.keys(prepared)) {
     const value = prepared[k];

@@ -10,6 +10,9 @@
  * `membersWithinDepth`). An upstream's parser may keep the first instead, so the client's bytes go upstream
  * only without a repeat (engine/generate.ts `nativeBody`): otherwise the upstream could run another model, a
  * longer prompt or a larger output budget than the gateway checked, estimated and held for.
+ *
+ * It also tells whether any name is written with an escape: Deno 2.9's JSON.parse can misread such a name
+ * (docs/api.md "Request bodies on the native path"), so those bytes do not go upstream either.
  */
 
 import { concatBytes } from "./bytes.ts";
@@ -35,6 +38,8 @@ export interface Span {
 export interface ObjectScan {
   /** Members of every object in the text, at any depth: one per `:` outside strings. */
   members: number;
+  /** Whether a member's name, at any depth, is written with an escape (a backslash in its bytes). */
+  escapedNames: boolean;
   /** Offset of the opening brace. */
   brace: number;
   /** Each top-level member's value, by its name as JSON.parse reads it (the last of a repeated name). */
@@ -48,12 +53,8 @@ function skipSpace(raw: Uint8Array, i: number): number {
   return i;
 }
 
-/** Offset just past the string starting at `i` (the opening quote); past its first bytes, native indexOf. */
-function skipString(raw: Uint8Array, i: number): number {
-  let q = i + 1;
-  const stop = Math.min(raw.length, q + SHORT_STRING);
-  while (q < stop && raw[q] !== QUOTE) q++;
-  if (q === stop) q = raw.indexOf(QUOTE, q);
+/** Offset just past a string, from its first quote byte at `q` on (-1: none), escaped quotes skipped. */
+function stringEnd(raw: Uint8Array, q: number): number {
   for (;;) {
     if (q < 0) throw new SyntaxError("unterminated string");
     // A quote after an odd run of backslashes is escaped; the run cannot pass the opening quote.
@@ -85,29 +86,33 @@ export function scanObject(raw: Uint8Array): ObjectScan {
   const brace = i++;
   const spans = new Map<string, Span>();
   let members = 0;
+  let escapedNames = false;
   let depth = 1;
-  // At the top level: whether the next string is a name, the last name's bytes, and where its value starts.
-  let expectName = true;
-  let nameStart = 0;
-  let nameEnd = 0;
-  let valueStart = 0;
+  // The last string's bytes (before a `:`, a member's name), and the top-level member being read.
+  let lastString = 0;
+  let lastEnd = 0;
+  let name = "";
+  let valueStart = -1;
   while (i < raw.length) {
     const b = raw[i]!;
     if (b === QUOTE) {
-      const end = skipString(raw, i);
-      if (depth === 1) {
-        if (expectName) {
-          nameStart = i;
-          nameEnd = end;
-        } else spans.set(keyName(raw, nameStart, nameEnd), { start: i, end });
-      }
+      // Its first bytes one by one, past them native indexOf: a name ends sooner than the call.
+      let q = i + 1;
+      const stop = Math.min(raw.length, q + SHORT_STRING);
+      while (q < stop && raw[q] !== QUOTE) q++;
+      if (q === stop) q = raw.indexOf(QUOTE, q);
+      const end = stringEnd(raw, q);
+      if (depth === 1 && i === valueStart) spans.set(name, { start: i, end });
+      lastString = i;
+      lastEnd = end;
       i = end;
       continue;
     }
     if (b === COLON) {
       members++;
+      for (let k = lastString + 1; k < lastEnd && !escapedNames; k++) escapedNames = raw[k] === BACKSLASH;
       if (depth === 1) {
-        expectName = false;
+        name = keyName(raw, lastString, lastEnd);
         valueStart = i = skipSpace(raw, i + 1);
         const v = raw[i];
         if (v !== QUOTE && v !== OPEN_BRACE && v !== OPEN_BRACKET) {
@@ -117,16 +122,16 @@ export function scanObject(raw: Uint8Array): ObjectScan {
             if (c === COMMA || c === CLOSE_BRACE || isSpace(c)) break;
             i++;
           }
-          spans.set(keyName(raw, nameStart, nameEnd), { start: valueStart, end: i });
+          spans.set(name, { start: valueStart, end: i });
         }
         continue;
       }
     } else if (b === OPEN_BRACE || b === OPEN_BRACKET) depth++;
     else if (b === CLOSE_BRACE || b === CLOSE_BRACKET) {
       depth--;
-      if (depth === 1) spans.set(keyName(raw, nameStart, nameEnd), { start: valueStart, end: i + 1 });
-      else if (depth === 0) return { members, brace, spans };
-    } else if (b === COMMA && depth === 1) expectName = true;
+      if (depth === 1) spans.set(name, { start: valueStart, end: i + 1 });
+      else if (depth === 0) return { members, escapedNames, brace, spans };
+    }
     i++;
   }
   throw new SyntaxError("unterminated object");

@@ -39,11 +39,13 @@ Deno.test("repeated names: anywhere, however spelled, with colons anywhere", () 
 
 /**
  * A reference: a small JSON reader of its own, no JSON.parse in it (the test's oracle). Whether an object
- * repeats a decoded name, and where each top-level member's value is, in UTF-8 bytes (the last of a name).
+ * repeats a decoded name, whether a name is written with an escape, and where each top-level member's value
+ * is, in UTF-8 bytes (the last of a name).
  */
-function referenceRead(text: string): { repeats: boolean; top: Map<string, Span> } {
+function referenceRead(text: string): { repeats: boolean; escapedNames: boolean; top: Map<string, Span> } {
   let i = 0;
   let repeats = false;
+  let escapedNames = false;
   const top = new Map<string, Span>();
   const bytesTo = (at: number) => enc.encode(text.slice(0, at)).length;
   const ws = () => {
@@ -76,7 +78,9 @@ function referenceRead(text: string): { repeats: boolean; top: Map<string, Span>
       ws();
       while (text[i] !== "}") {
         ws();
+        const at = i;
         const name = str();
+        if (text.slice(at, i).includes("\\")) escapedNames = true;
         if (names.has(name)) repeats = true;
         names.add(name);
         ws();
@@ -104,7 +108,7 @@ function referenceRead(text: string): { repeats: boolean; top: Map<string, Span>
     else while (i < text.length && !",}] \t\n\r".includes(text[i]!)) i++;
   };
   value(0);
-  return { repeats, top };
+  return { repeats, escapedNames, top };
 }
 
 /** A seeded generator of JSON texts with repeats, escapes, backslashes, colons and spaces around tokens. */
@@ -169,15 +173,20 @@ Deno.test("repeated names: scanObject agrees with a reference reader on 5,000 ra
   assert.ok(repeats > 200, `only ${repeats} texts with a repeat`);
 });
 
-Deno.test("top-level values: scanObject finds each where a reference reader does, on 5,000 random objects", () => {
+Deno.test("top-level values and escaped names: scanObject reads them as a reference reader does, on 5,000 random objects", () => {
   let members = 0;
+  let escaped = 0;
   for (let seed = 1; seed <= 5_000; seed++) {
     const json = ` ${randomJson(seed, true)} `;
     const raw = enc.encode(json);
     const scan = scanObject(raw);
+    const reference = referenceRead(json);
     assert.equal(scan.brace, 1, json);
-    assert.deepEqual(scan.spans, referenceRead(json).top, json);
+    assert.deepEqual(scan.spans, reference.top, json);
+    assert.equal(scan.escapedNames, reference.escapedNames, json);
+    if (scan.escapedNames) escaped++;
     members += scan.spans.size;
   }
   assert.ok(members > 3_000, `only ${members} top-level members`);
+  assert.ok(escaped > 500 && escaped < 4_500, `${escaped} with a name written with an escape`);
 });

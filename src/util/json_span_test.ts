@@ -87,3 +87,12 @@ Deno.test("ObjectEdits refuses changes that overlap", () => {
   edits.replace({ start: a.start + 1, end: a.start + 1 }, "0,");
   assert.throws(() => edits.bytes(), /overlapping/);
 });
+
+Deno.test("scanObject tells whether any name, at any depth, is written with an escape", () => {
+  const escaped = (json: string) => scanObject(enc(json)).escapedNames;
+  assert.equal(escaped(`{"a":"\\u0041\\\\","b":["\\n"],"c":{"d":"\\""}}`), false, "escapes in values only");
+  assert.equal(escaped(`{"\\u0061":1}`), true);
+  assert.equal(escaped(`{"a":[{"b":{"c\\n":1}}]}`), true);
+  assert.equal(escaped(`{"a":{"${"x".repeat(40)}\\\\":1}}`), true, "past a long name's first bytes");
+  assert.equal(escaped(`{"a":{"${"x".repeat(40)}":"\\\\"}}`), false);
+});

@@ -262,8 +262,8 @@ function budgetField(surface: ProtocolName, body: Record<string, unknown>): stri
  * or the family set (the upstream model, a stream's `stream_options`, the family's fields) put into them in
  * place — no re-serialising of a large prompt. Rules and translation signal a change by identity; a removed
  * member, a name the bytes repeat in any object (json_span.ts: the upstream might read the other one than
- * the gateway checked and held for) or a name written with an escape takes the prepared object instead. A server prompt is put on those
- * bytes by the codec, or on the prepared object.
+ * the gateway checked and held for) or a name written with an escape takes the prepared object instead. A
+ * server prompt is put on those bytes by the codec, or on the prepared object.
  */
 function nativeBody(
   surface: Protocol,
@@ -276,7 +276,7 @@ function nativeBody(
   return surface.prefixSystem!(prepared, edits, prompt);
 }
 
-/** A body as the client sent it: its bytes, what they parse to, and the members that kept (json_depth.ts). */
+/** A body as the client sent it: its bytes, what they parse to, and the members JSON.parse kept (json_depth.ts). */
 interface ParsedBody {
   body: Record<string, unknown>;
   raw: Uint8Array;
@@ -285,7 +285,7 @@ interface ParsedBody {
 
 /**
  * `original.raw` with the members `prepared` changed or added set (not yet applied); undefined if it removed
- * one, or if the bytes repeat a name.
+ * one, or if the bytes repeat a name or write one with an escape.
  */
 function changedMembers(prepared: Record<string, unknown>, original: ParsedBody): ObjectEdits | undefined {
   for (const k of Object.keys(original.body)) if (!Object.hasOwn(prepared, k)) return undefined;

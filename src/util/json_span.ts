@@ -53,7 +53,7 @@ function skipSpace(raw: Uint8Array, i: number): number {
   return i;
 }
 
-/** Offset just past a string, from its first quote byte at `q` on (-1: none), escaped quotes skipped. */
+/** Offset just past a string whose first quote after the opening one is at `q` (-1: none), escaped ones skipped. */
 function stringEnd(raw: Uint8Array, q: number): number {
   for (;;) {
     if (q < 0) throw new SyntaxError("unterminated string");

@@ -15,6 +15,7 @@ import type { GcraLimiter } from "./util/rate_limiter.ts";
 import type { Serial } from "./util/serial.ts";
 import type { SingleFlight } from "./util/single_flight.ts";
 import type { KeyedRuns } from "./idempotency/keyed_runs.ts";
+import type { WarmShapes } from "./util/warm_shapes.ts";
 
 export interface App {
   config: Config;
@@ -51,6 +52,8 @@ export interface App {
   draining: boolean;
   /** The API requests and open holds a graceful shutdown waits for, and its cut signal (src/http/shutdown.ts). */
   inflight: InFlight;
+  /** The last stream's objects of each kind, kept so that a rest does not cost the optimised code (util/warm_shapes.ts). */
+  warmShapes: WarmShapes;
   /** `GET /metrics` and the structured logs (docs/operator-guide.md "Operating"). */
   metrics: GatewayMetrics;
   log: Logger;

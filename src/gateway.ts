@@ -22,6 +22,7 @@ import { GatewayMetrics } from "./telemetry/metrics.ts";
 import { Logger, type LogSink } from "./util/log.ts";
 import { CapacitySlots } from "./upstream/capacity_slots.ts";
 import { KeyedRuns } from "./idempotency/keyed_runs.ts";
+import { WarmShapes } from "./util/warm_shapes.ts";
 import { upstreamHttp } from "./upstream/http_client.ts";
 
 export interface Gateway {
@@ -106,6 +107,7 @@ export async function startGateway(
     log,
     draining: false,
     inflight: new InFlight(),
+    warmShapes: new WarmShapes(),
     simulated: demo,
     worker: opts.worker ?? 1,
     now: () => Date.now(),

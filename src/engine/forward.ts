@@ -126,7 +126,7 @@ export async function forward(x: Exchange): Promise<Response> {
   const refusal = await pipeline.start();
   if (refusal) throw refusal;
   x.ctx.trace.endsWithStream();
-  return carryingRequestHeaders(
+  const response = carryingRequestHeaders(
     new Response(pipeline.readable, {
       status: 200,
       headers: {
@@ -139,6 +139,8 @@ export async function forward(x: Exchange): Promise<Response> {
       },
     }),
   );
+  x.app.warmShapes.hold(`${x.surface.name}>${x.upstream.name}`, { pipeline, response, res, lease, call });
+  return response;
 }
 
 /**

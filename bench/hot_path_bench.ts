@@ -81,7 +81,8 @@ export function benchHotPath(requests = 200_000): HotPathResult {
 
   const rows = Array.from({ length: SPREAD }, (_, i) => row(i));
   const request = (log: Logger) => {
-    const telemetry = { metrics: new GatewayMetrics(), log };
+    // The request line as LOG_OK_GENERATIONS=on writes it for every request (off, these rows write none).
+    const telemetry = { metrics: new GatewayMetrics(), log, config: { LOG_OK_GENERATIONS: "on" } as const };
     return (i: number) => {
       const t = new RequestTrace(telemetry, `req_${i}`, "openai_chat", "/v1/chat/completions");
       t.keyId = keys[i % SPREAD];

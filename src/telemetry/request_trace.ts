@@ -1,7 +1,8 @@
 /**
  * What one API request did, filled in as it passes the layers — the server (route, key), the engine (family,
  * model, the upstream call, the settlement) — and reported once when it ends: the request metrics and one log
- * line (docs/operator-guide.md "Operating"). It ends when the server has its answer, or, for a stream, when the
+ * line, unless it is a generation its usage row records in full (LOG_OK_GENERATIONS; docs/operator-guide.md
+ * "Logs"). It ends when the server has its answer, or, for a stream, when the
  * stream ends (`endsWithStream`): counted then, while its log line is built once that answer is written, off
  * the answer's path. Durations run on the monotonic clock (`performance.now`): `app.now` is the wall clock,
  * which tests move. Only identifiers, counts, codes and money are kept: never a key or content.
@@ -16,6 +17,7 @@ import { RequestSpans, TRACING } from "./spans.ts";
 export interface Telemetry {
   metrics: GatewayMetrics;
   log: Logger;
+  config: { readonly LOG_OK_GENERATIONS: "on" | "off" };
 }
 
 export class RequestTrace {
@@ -134,6 +136,7 @@ export class RequestTrace {
     };
     this.telemetry.metrics.requestEnded(outcome);
     if (!this.telemetry.log.enabled("info")) return;
+    if (recordedByRow(row, status, code) && this.telemetry.config.LOG_OK_GENERATIONS === "off") return;
     const line = () => this.#log(outcome, row);
     if (this.written) this.written.then(line, line);
     else line();
@@ -190,3 +193,11 @@ export class RequestTrace {
 }
 
 const ms = (v: number) => Math.round(v * 100) / 100;
+
+/**
+ * Whether the request is one its usage row records (LOG_OK_GENERATIONS): a generation answered in full, settled
+ * `ok`, nothing written off. Its line would add only its timings, which /metrics sums, for ≈5 µs of CPU a
+ * request served (docs/performance.md "The request line").
+ */
+const recordedByRow = (row: UsageRow | undefined, status: number, code: string | undefined) =>
+  row !== undefined && row.status === "ok" && row.writtenOff === 0n && status < 400 && code === undefined;

@@ -54,6 +54,7 @@ Deno.test("no key, upstream key, admin token or prompt in the logs, the metrics 
       HOST: "127.0.0.1",
       DATABASE_URL: "memory",
       LOG_LEVEL: "debug",
+      LOG_OK_GENERATIONS: "on", // a line for every request, the successful generations too
       ADMIN_TOKEN,
       ALPHA_UPSTREAM_URL: sim.url,
       BETA_UPSTREAM_URL: sim.url,

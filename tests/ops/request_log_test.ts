@@ -34,10 +34,13 @@ const FIELDS = [
   "upstream_ms",
 ];
 
-/** The gateway with its log lines captured, at LOG_LEVEL=info. */
-async function withLog(fn: (t: TestGateway, lines: () => any[]) => Promise<void>, level = "info") {
+/** The gateway with its log lines captured, at LOG_LEVEL=info unless `env` says otherwise. */
+async function withLog(
+  fn: (t: TestGateway, lines: () => any[]) => Promise<void>,
+  env: Record<string, string> = {},
+) {
   const captured: string[] = [];
-  const t = await startTestGateway({ LOG_LEVEL: level }, { logSink: (l) => captured.push(l) });
+  const t = await startTestGateway({ LOG_LEVEL: "info", ...env }, { logSink: (l) => captured.push(l) });
   try {
     await fn(t, () => captured.map((l) => JSON.parse(l)));
   } finally {
@@ -58,7 +61,7 @@ async function lineOf(lines: () => any[], requestId: string): Promise<any> {
   throw new Error(`no log line for ${requestId}`);
 }
 
-Deno.test("one JSON line per API request with its fields; a stream's line when the stream ends; no key", async () => {
+Deno.test("LOG_OK_GENERATIONS=on: one JSON line per API request with its fields; a stream's line when the stream ends; no key", async () => {
   await withLog(async (t, lines) => {
     const { id, key } = await t.newKey("5.00");
     const json = await post(t.url + "/v1/chat/completions", key, {
@@ -157,6 +160,54 @@ Deno.test("one JSON line per API request with its fields; a stream's line when t
     const all = JSON.stringify(lines());
     assert.ok(!all.includes(key));
     assert.ok(!all.includes(ADMIN_TOKEN));
+  }, { LOG_OK_GENERATIONS: "on" });
+});
+
+Deno.test("by default a generation that ended well writes no line, its usage row is its record; every other request does", async () => {
+  await withLog(async (t, lines) => {
+    const { id, key } = await t.newKey("5.00");
+    const chat = (content: string, stream = false) =>
+      post(t.url + "/v1/chat/completions", key, {
+        model: "k3",
+        max_tokens: 50,
+        stream,
+        messages: [{ role: "user", content }],
+      });
+    const ok = await chat("Привет [[sim:words=4]]");
+    assert.equal(ok.status, 200);
+    await ok.json();
+    const okStream = await chat("Привет [[sim:words=6]]", true);
+    assert.equal(okStream.status, 200);
+    await okStream.text();
+    // A stream cut by the upstream's error frame: billed as delivered, and logged with its code.
+    const failed = await chat("Привет [[sim:fault=error_mid]] [[sim:words=10]]", true);
+    assert.equal(failed.status, 200);
+    await failed.text();
+    const f = await lineOf(lines, failed.headers.get("request-id")!);
+    assert.deepEqual([f.status, f.usage_status, typeof f.code], [200, "error", "string"]);
+    // A refusal before the hold, and a route that bills nothing.
+    const refused = await post(t.url + "/v1/chat/completions", key, {
+      model: "k3",
+      n: 2,
+      messages: [{ role: "user", content: "x" }],
+    });
+    assert.equal(refused.status, 400);
+    await refused.body?.cancel();
+    assert.equal((await lineOf(lines, refused.headers.get("request-id")!)).code, "invalid_parameter");
+    const models = await fetch(t.url + "/v1/models", { headers: { authorization: `Bearer ${key}` } });
+    assert.equal(models.status, 200);
+    await models.body?.cancel();
+    const m = await lineOf(lines, models.headers.get("request-id")!);
+    assert.deepEqual([m.status, m.key_id, m.usage_status], [200, id, null]);
+
+    // The two that ended well: written before the lines found above, and not there; their rows are.
+    const quiet = [ok, okStream].map((r) => r.headers.get("request-id")!);
+    assert.deepEqual(lines().filter((l) => l.msg === "request" && quiet.includes(l.request_id)), []);
+    const { rows } = await t.gw.app.store.listUsage(id, { limit: 10 });
+    assert.deepEqual(
+      quiet.map((rid) => rows.find((r) => r.requestId === rid)?.status),
+      ["ok", "ok"],
+    );
   });
 });
 
@@ -167,7 +218,7 @@ Deno.test("LOG_LEVEL=warn drops the request lines", async () => {
     assert.equal(res.status, 200);
     await res.body?.cancel();
     assert.deepEqual(lines(), []);
-  }, "warn");
+  }, { LOG_LEVEL: "warn" });
 });
 
 Deno.test("LOG_LEVEL is validated at start-up", async () => {

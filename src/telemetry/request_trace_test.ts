@@ -1,29 +1,12 @@
 /** Which ended requests write their `request` line (docs/operator-guide.md "Logs", LOG_OK_GENERATIONS). */
 import assert from "node:assert/strict";
+import { usageRow } from "../store/testing/test_fixtures.ts";
 import type { UsageRow } from "../store/types.ts";
 import { Logger } from "../util/log.ts";
 import { GatewayMetrics } from "./metrics.ts";
 import { RequestTrace } from "./request_trace.ts";
 
-const OK: UsageRow = {
-  requestId: "req_1",
-  keyId: "key_1",
-  family: "alpha",
-  model: "k3",
-  endpoint: "/v1/chat/completions",
-  stream: false,
-  status: "ok",
-  createdAt: 0,
-  inputTokens: 12,
-  cachedInputTokens: 0,
-  outputTokens: 4,
-  webSearchRequests: 0,
-  reserved: 900n,
-  charged: 150n,
-  writtenOff: 0n,
-  usageSource: "upstream",
-  rates: { input: 1n, cacheRead: 1n, output: 1n, search: 0n },
-};
+const OK: UsageRow = usageRow("req_1", "key_1", { charged: 150n });
 
 /** The request lines one request writes when it ends with `status` and `code`, after settling `row` if given. */
 function linesOf(

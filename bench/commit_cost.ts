@@ -67,7 +67,11 @@ export async function commitCostBench(dir: string, keys = 1): Promise<CommitCost
   let batch = 0;
   const round = async (size: number) => {
     const at = Date.now();
-    const usage = Array.from({ length: size }, () => usageRow(n, keyIds[n++ % keys]!, at));
+    // A served round's rows: their times spread over the group commit's 25 ms round gap.
+    const usage = Array.from(
+      { length: size },
+      (_, i) => usageRow(n, keyIds[n++ % keys]!, at - 25 + Math.floor(i * 25 / size)),
+    );
     const money = new Map<string, { keyId: string; spent: bigint; credited: bigint }>();
     for (const u of usage) {
       const m = money.get(u.keyId) ?? { keyId: u.keyId, spent: 0n, credited: 0n };

@@ -1,13 +1,13 @@
 /**
- * A key's usage rows on Deno KV, several to an entry (store format 2), each an array of its values (format 3,
- * kv_usage_row.ts). A commit writes the rows of one (key,
- * hour, family, model) as entries of up to ENTRY_BYTES, each keyed by its first row in the listing order
+ * A key's usage rows on Deno KV, several to an entry (store format 2), packed into bytes (format 4,
+ * kv_usage_pack.ts). A commit writes the rows of one (key, hour, family, model) as entries of up to ENTRY_BYTES, each keyed by its first row in the listing order
  * (kvKeys.usage: newest first, then by request id) and its batch (kvKeys.usageEntry), and holding its rows in
  * that order. A row two batches wrote is listed twice, as its hour counts it twice (once when a page ends
  * between the two: a cursor names a place, and both have it); neither entry replaces the other's rows. One entry per row cost
  * a KV mutation and a SQLite row per request, the largest single item of a request's own work
  * (docs/performance.md "JSON path: the gateway's own work"). A format-1 entry holds one row as its value, a
- * format-2 entry its rows as objects; all three are read alike.
+ * format-2 entry its rows as objects, a format-3 entry its rows as arrays (kv_usage_row.ts); all four are read
+ * alike.
  *
  * The entries of processes sharing a KV file overlap in time, so a page is a merge (UsageMerge): a row is
  * listed once no entry still unread can hold a row before it.
@@ -16,12 +16,15 @@ import type { UsagePage } from "./store.ts";
 import type { UsageRow } from "./types.ts";
 import { kvKeys } from "./kv_keys.ts";
 import { keyBytes } from "./kv_atomic.ts";
-import { type RowTuple, rowTuple, tupleBytes, tupleRow } from "./kv_usage_row.ts";
+import { type RowTuple, tupleRow } from "./kv_usage_row.ts";
+import { RowPacker, unpackRows } from "./kv_usage_pack.ts";
 
-/** An entry's value: its rows in listing order as arrays (format 3) or objects (format 2), or one row (format 1). */
-export type UsageEntry = UsageRow | readonly UsageRow[] | readonly RowTuple[];
+/** An entry's value: its rows in listing order packed (format 4), as arrays (format 3) or objects (format 2), or
+ *  one row (format 1). */
+export type UsageEntry = Uint8Array | UsageRow | readonly UsageRow[] | readonly RowTuple[];
 
 export function entryRows(value: UsageEntry): readonly UsageRow[] {
+  if (value instanceof Uint8Array) return unpackRows(value);
   if (!Array.isArray(value)) return [value as UsageRow];
   return Array.isArray(value[0])
     ? (value as readonly RowTuple[]).map(tupleRow)
@@ -45,12 +48,12 @@ export function rowOrder(a: Place, b: Place): number {
 /** Deno KV refuses a value over 65,536 bytes as encoded; an entry's rows by tupleBytes stay within this. */
 export const ENTRY_BYTES = 60_000;
 
-/** An entry to write: its key, its rows in listing order and as they are stored, the key's encoded size and the
- *  rows' (tupleBytes). */
+/** An entry to write: its key, its rows in listing order and as they are stored (packed, kv_usage_pack.ts), the
+ *  key's encoded size and the value's. */
 export interface NewEntry {
   key: Deno.KvKey;
   rows: UsageRow[];
-  value: RowTuple[];
+  value: Uint8Array;
   keyBytes: number;
   bytes: number;
 }
@@ -60,19 +63,31 @@ export interface NewEntry {
 export function usageEntries(rows: readonly UsageRow[], batchId: string): NewEntry[] {
   const sorted = rows.toSorted(rowOrder);
   const out: NewEntry[] = [];
+  const packer = new RowPacker();
   let cur: NewEntry | undefined;
+  const close = (e: NewEntry) => {
+    e.value = packer.finish();
+    e.bytes = e.value.length;
+    out.push(e);
+  };
   for (const u of sorted) {
-    const size = tupleBytes(u);
-    if (cur === undefined || cur.bytes + size > ENTRY_BYTES) {
+    if (cur !== undefined && packer.add(u) > ENTRY_BYTES) {
+      packer.undo();
+      close(cur);
+      cur = undefined;
+    }
+    if (cur === undefined) {
       const key = kvKeys.usageEntry(u.keyId, u.createdAt, u.requestId, batchId);
-      out.push(cur = { key, rows: [], value: [], keyBytes: keyBytes(key), bytes: 0 });
+      cur = { key, rows: [], value: EMPTY, keyBytes: keyBytes(key), bytes: 0 };
+      packer.add(u);
     }
     cur.rows.push(u);
-    cur.value.push(rowTuple(u));
-    cur.bytes += size;
   }
+  if (cur !== undefined) close(cur);
   return out;
 }
+
+const EMPTY = new Uint8Array(0);
 
 /** A page's position: just past the row at `past`; the next page reads entries from the one keyed by `from`,
  *  the first that may still hold a row past it. */

@@ -8,7 +8,7 @@ import { KvStore } from "./kv_store.ts";
 import { backfillUsageHours } from "./kv_usage_hours.ts";
 import { batchId, usageRow } from "./testing/test_fixtures.ts";
 import type { UsageRow } from "./types.ts";
-import { expectedHours } from "./testing/usage_hours_contract.ts";
+import { allRows, expectedHours } from "./testing/usage_hours_contract.ts";
 
 const HOUR = 3_600_000;
 const H = Date.UTC(2026, 2, 1, 10);
@@ -129,6 +129,32 @@ Deno.test("KV usage hours: a backfill of more counters than one atomic holds wri
     assert.deepEqual(hours, expectedHours(rows, H, H + 400 * HOUR));
   } finally {
     await store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("KV usage rows: a row given twice is kept once, the last one, among rows a ms apart or many of one ms", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "kv_usage_hours_" });
+  const s = await KvStore.open(`${dir}/gateway.kv`);
+  try {
+    // 200 rows of one ms (past the rows `distinct` compares one by one), then rows two or three to a ms.
+    for (
+      const [keyId, at] of [["key_one_ms", () => H], [
+        "key_spread",
+        (i: number) => H + Math.floor(i / 3),
+      ]] as const
+    ) {
+      const rows = Array.from({ length: 200 }, (_, i) => usageRow(`req_${i}`, keyId, { createdAt: at(i) }));
+      const again = { ...rows[50]!, charged: 99n };
+      await s.commit({ id: batchId(), money: [], usage: [...rows, again] });
+      const kept = rows.map((u) => u === rows[50] ? again : u);
+      const listed = await allRows(s, keyId);
+      assert.equal(listed.length, 200, keyId);
+      assert.deepEqual(listed.find((u) => u.requestId === "req_50")?.charged, 99n, keyId);
+      assert.deepEqual(await s.usageHours(keyId, ...ALL), expectedHours(kept, ...ALL), keyId);
+    }
+  } finally {
+    await s.close();
     await Deno.remove(dir, { recursive: true });
   }
 });

@@ -1,12 +1,8 @@
 /**
- * A usage row as Deno KV stores it, and bounds of its encoded size. In a usage entry (kv_usage_entries.ts), from
- * format 3 on, it is an array of its values in a fixed order, not an object: V8's serialization of an object
- * writes every property's name with each row. Without them a k3 JSON request's row is 201 bytes instead of 456,
- * and the group commit's serializer and KV's SQLite writer spend 1–2 µs less on it (docs/performance.md "The
- * usage row's bytes").
- *
- * The order is the format: a new field goes at the end, as a new store format version (kv_format.ts).
- * An absent optional field is `null` in its place. An open row (a stream's, kv_commit.ts) stays an object.
+ * A usage row as Deno KV stores it outside a packed entry (kv_usage_pack.ts), and a bound of its encoded size.
+ * In a format-3 usage entry (kv_usage_entries.ts) it is an array of its values in a fixed order, read here; an
+ * open row (a stream's drain checkpoint, kv_commit.ts) is an object, V8's serialization of which `rowBytes`
+ * bounds. In a format-3 array an absent optional field is `null` in its place.
  */
 import type { Family } from "../catalog/models.ts";
 import type { UsageRow } from "./types.ts";
@@ -35,34 +31,6 @@ export type RowTuple = readonly [
   rateOutput: bigint,
   rateSearch: bigint,
 ];
-
-export function rowTuple(u: UsageRow): RowTuple {
-  const r = u.rates;
-  return [
-    u.requestId,
-    u.keyId,
-    u.family,
-    u.model,
-    u.endpoint,
-    u.stream,
-    u.status,
-    u.createdAt,
-    u.inputTokens,
-    u.cachedInputTokens,
-    u.outputTokens,
-    u.webSearchRequests,
-    u.searchFee ?? null,
-    u.reserved,
-    u.charged,
-    u.writtenOff,
-    u.servedModel ?? null,
-    u.usageSource,
-    r.input,
-    r.cacheRead,
-    r.output,
-    r.search,
-  ];
-}
 
 /** The row again, its fields in the order the ledger builds them (billing/ledger.ts), an absent one absent. */
 export function tupleRow(t: RowTuple): UsageRow {
@@ -95,20 +63,10 @@ const B128 = 1n << 128n;
 /** A row's property names, tags and numbers, and its strings' headers, serialized: 330 bytes with its strings
  *  empty and its bigints zero; the rest is room for longer varints and an array's slot. */
 const ROW_FIXED_BYTES = 360;
-/** The same for its array (rowTuple): 69 bytes with its strings empty and every number a double; the rest is
- *  room for longer varints and the entry's slot. */
-const TUPLE_FIXED_BYTES = 100;
 
 /** At least the size of `u` as an object in V8's serialization (Deno KV's value encoding). */
-export const rowBytes = (u: UsageRow): number => valueBytes(u, ROW_FIXED_BYTES);
-
-/** At least the size of `rowTuple(u)` in V8's serialization. */
-export const tupleBytes = (u: UsageRow): number => valueBytes(u, TUPLE_FIXED_BYTES);
-
-/** Counted without serializing: each string at two bytes a code unit, each bigint at its tag, length and 64-bit
- *  digits (10 bytes below 2^64, 18 below 2^128). */
-function valueBytes(u: UsageRow, fixed: number): number {
-  const n = fixed + 2 * (u.requestId.length + u.keyId.length + u.family.length + u.model.length +
+export function rowBytes(u: UsageRow): number {
+  const n = ROW_FIXED_BYTES + 2 * (u.requestId.length + u.keyId.length + u.family.length + u.model.length +
         u.endpoint.length + u.status.length + u.usageSource.length + (u.servedModel?.length ?? 0));
   const r = u.rates;
   return n + bigintBytes(u.searchFee ?? 0n) + bigintBytes(u.reserved) + bigintBytes(u.charged) +

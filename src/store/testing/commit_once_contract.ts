@@ -34,14 +34,16 @@ export interface FaultyLocation extends StoreLocation {
   faulty(fault: WriteFault): Promise<Store>;
 }
 
-/** Rows per batch: on KV more than two atomics hold (kv_usage_hours.ts cuts them at MAX_VALUE_BYTES). */
+/** Rows per batch, each with a request id of ID_TAIL characters more than the one before shares: on KV more
+ *  than two atomics hold them (kv_usage_hours.ts cuts them at MAX_VALUE_BYTES). */
 const ROWS = 3_600;
+const ID_TAIL = "x".repeat(300);
 
 /** The case `p`'s keys and its batch: a plain money delta, a lease delta, a settled checkpoint, ROWS rows
  *  of one hour, a new checkpoint. */
 function caseBatch(p: string): CommitBatch {
   const usage = Array.from({ length: ROWS }, (_, i) =>
-    usageRow(`req_${p}_${i}`, `${p}_a`, {
+    usageRow(`req_${p}_${i}_${ID_TAIL}`, `${p}_a`, {
       createdAt: HOUR_10 + i,
       inputTokens: i,
       outputTokens: 2 * i,

@@ -136,7 +136,8 @@ export function usageParts(rows: readonly UsageRow[], batchId: string): UsagePar
  * `rows` with a row given twice (same key, time and request id) once: the last one, where the first was. Request
  * ids are unique in practice, so the map of whole identities is built only once two rows share one. Till then
  * rows are looked up by their time and compared only with the rows of the same ms: a request id is never
- * hashed, as a string's first hash costs V8 ≈0.4 µs (docs/performance.md "The usage row's bytes").
+ * hashed, as V8's first hash of a string made a while before costs ≈0.4 µs (docs/performance.md "The usage
+ * row's bytes").
  */
 function distinct(rows: readonly UsageRow[]): Iterable<UsageRow> {
   const atTime = new Map<number, UsageRow | UsageRow[]>();

@@ -15,6 +15,8 @@ const ALLOWED: Readonly<Record<string, string>> = {
   "src/util/ticker.ts:timer": "one timer per process",
   "src/util/ticker.ts:dues": "one timer per process",
   "src/util/yield_turn.ts:waiting": "the runtime's event loop is the process's",
+  "src/util/yield_turn.ts:batch":
+    "a loop turn is the process's: its writes go together, whichever gateway made them",
   // Files shipped beside the code: the same bytes for every gateway.
   "src/dashboard/assets.ts:loaded": "a cache of files that never change",
   "src/telemetry/metrics.ts:STATUS_LABELS": "a memo of String(status), the same for all",

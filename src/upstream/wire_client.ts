@@ -27,6 +27,7 @@
  * What no client can tell apart remains: bytes the upstream writes while our request is on its way are read as
  * its answer — the reason HTTP/1.1 clients do not pipeline, and why the watch closes idle connections at once.
  */
+import { writeBatch } from "../util/yield_turn.ts";
 import { onTick, stopTicking, type Ticking } from "../util/ticker.ts";
 import { headEnd, MAX_HEAD_BYTES, parseHead, type ResponseHead } from "../http1/head.ts";
 import {
@@ -122,6 +123,13 @@ export class WireClient {
     const body = typeof init.body === "string" ? this.#encoded(init.body) : init.body;
     const request = requestBytes(init.method, target, origin.host, init.headers, body, this.#bytes);
     const keepAlive = !asksClose(init.headers);
+    // The requests of one loop turn are written together, at its end (docs/performance.md "Upstream writes
+    // at the turn's end").
+    const batch = writeBatch();
+    if (batch) {
+      await batch;
+      signal.throwIfAborted();
+    }
     const reused = this.#take(origin);
     if (reused) {
       try {

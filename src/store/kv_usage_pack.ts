@@ -50,7 +50,8 @@ const BIG_TWO_52 = 1n << 52n;
 const BIG_TWO_50 = 1n << 50n;
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder("utf-8", { fatal: true });
+// A leading U+FEFF is the string's, not a byte order mark to drop.
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const f64 = new Float64Array(1);
 const f64Bytes = new Uint8Array(f64.buffer);
 

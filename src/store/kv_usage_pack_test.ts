@@ -24,7 +24,18 @@ const stored = (u: UsageRow) => Object.fromEntries(Object.entries(u).filter(([, 
 function randomRows(seed: number, n: number): UsageRow[] {
   const rnd = mulberry32(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
-  const strings = ["", "k3", "key_a", "модель-k3", "😀x", "\ud800", "a\udc00b", "x".repeat(300), "req_abc"];
+  const strings = [
+    "",
+    "k3",
+    "key_a",
+    "модель-k3",
+    "😀x",
+    "\ud800",
+    "a\udc00b",
+    "\ufeffbom",
+    "x".repeat(300),
+    "req_abc",
+  ];
   const numbers = [
     0,
     1,

@@ -12,11 +12,10 @@ import { retryAfterSeconds, unavailableError, upstreamStatusError } from "../fam
 import { sseFrameReader } from "../protocols/sse_parse.ts";
 import { callUpstream } from "../upstream/client.ts";
 import { bodyChunks, type UpstreamResponse } from "../upstream/upstream_response.ts";
-import type { ChunkSource } from "../util/chunk_source.ts";
 import { carryingRequestHeaders } from "../request/answer_headers.ts";
 import { formatUsd } from "../money/usd.ts";
 import { jsonAnswer } from "./json_answer.ts";
-import { type PipelineDeadline, runBound, RunDeadline } from "./run_deadline.ts";
+import { runBound, RunDeadline } from "./run_deadline.ts";
 import { freeSettlement, streamSettlement } from "./settle.ts";
 import { StreamPipeline } from "./stream_pipeline.ts";
 
@@ -26,7 +25,7 @@ export async function forward(x: Exchange): Promise<Response> {
   const settlement = x.settlement;
   const reservation = settlement.reservation;
   // The upstream account is the family's to give (one of a pool, after a queue); held until settlement. The
-  // closures made here outlive the call (until settlement): none may capture `x` (see `openStream`).
+  // closures made here outlive the call (until settlement): none may capture `x` (see `makePipeline`).
   const lease: UpstreamLease = await x.policy.dispatch(x.target, {
     store: x.app.store,
     config: x.app.config,
@@ -53,21 +52,34 @@ export async function forward(x: Exchange): Promise<Response> {
   const run = bound && new RunDeadline(bound, x.abort);
   if (run) reservation.whenSettled(() => run.stop());
   x.ctx.trace.upstreamStarted();
+  let call = callFacts(x);
+  let prepared: StreamAnswer | undefined;
   let res: UpstreamResponse;
   for (;;) {
+    const head = callUpstream({
+      url: x.target.baseUrl + x.upstream.upstreamPath,
+      protocol: x.upstream.name,
+      key: lease.key,
+      body: x.upstreamBody,
+      abort: x.abort,
+      random: x.app.random,
+      fetch: x.app.upstreamFetch,
+      // A stream's head within the headers timeout; a JSON request has its run bound instead (above).
+      ...(stream ? { headersTimeoutMs: x.app.config.UPSTREAM_HEADERS_TIMEOUT_MS } : {}),
+      ...(x.native ? { extraHeaders: pick(x.ctx.req.headers, x.upstream.nativeHeaders) } : {}),
+    });
+    // The stream's pipeline and its 200 are made while the upstream works on the request, off the first byte's
+    // path (docs/performance.md "Stream TTFB at c=1"): callUpstream has written the request unless other
+    // requests of this loop turn go first (util/yield_turn.ts writeBatch).
     try {
-      res = await callUpstream({
-        url: x.target.baseUrl + x.upstream.upstreamPath,
-        protocol: x.upstream.name,
-        key: lease.key,
-        body: x.upstreamBody,
-        abort: x.abort,
-        random: x.app.random,
-        fetch: x.app.upstreamFetch,
-        // A stream's head within the headers timeout; a JSON request has its run bound instead (above).
-        ...(stream ? { headersTimeoutMs: x.app.config.UPSTREAM_HEADERS_TIMEOUT_MS } : {}),
-        ...(x.native ? { extraHeaders: pick(x.ctx.req.headers, x.upstream.nativeHeaders) } : {}),
-      });
+      if (stream) prepared ??= prepareStream(x, call);
+    } catch (err) {
+      x.abort.abort();
+      await head.catch(() => {});
+      throw err;
+    }
+    try {
+      res = await head;
     } catch {
       if (run?.expired) throw run.cut(settlement, x.inputTokens);
       // spec §7.2: "not finished in time" is 504; the headers timeout aborts with a TimeoutError reason.
@@ -88,6 +100,8 @@ export async function forward(x: Exchange): Promise<Response> {
     await res.body?.cancel().catch(() => {});
     answerWith(x, next.headers);
     askFor(x, next.model);
+    call = callFacts(x);
+    prepared = undefined; // made again: the answer's headers and the call changed
     settlement.waiting = true; // the call again, with the other model
   }
   x.ctx.trace.upstreamHead();
@@ -105,10 +119,6 @@ export async function forward(x: Exchange): Promise<Response> {
     await res.body?.cancel().catch(() => {});
     throw run.cut(settlement, x.inputTokens);
   }
-  const call: UpstreamCallFacts = {
-    upstreamModel: x.upstreamModel,
-    maxOutputTokens: x.ir.maxOutputTokens,
-  };
   const chunks = stream ? bodyChunks(res) : null;
   if (!chunks) return await jsonAnswer(res, x, call, run);
   // Checked before the 200 goes out: an upstream that does not stream (an HTML 200, a JSON body) is an
@@ -120,27 +130,48 @@ export async function forward(x: Exchange): Promise<Response> {
 
   // From here the pipeline watches the deadline itself, so it can end the stream with the error frame; it
   // settles the hold when the stream ends, and owns it once the 200 went out (settlement.ts `close`).
-  const pipeline = openStream(x, chunks, call, run?.handOver());
+  const { pipeline, response } = prepared ?? prepareStream(x, call);
+  pipeline.open(sseFrameReader(chunks), run?.handOver());
   settlement.streaming(pipeline);
   // A family that checks the answer's start refuses here, before the 200, as an ordinary HTTP error (free).
   const refusal = await pipeline.start();
   if (refusal) throw refusal;
   x.ctx.trace.endsWithStream();
+  x.app.warmShapes.hold(`${x.surface.name}>${x.upstream.name}`, { pipeline, response, res, lease, call });
+  return response;
+}
+
+function callFacts(x: Exchange): UpstreamCallFacts {
+  return { upstreamModel: x.upstreamModel, maxOutputTokens: x.ir.maxOutputTokens };
+}
+
+/** A stream's pipeline, not yet open, and the 200 that carries it. */
+interface StreamAnswer {
+  pipeline: StreamPipeline;
+  response: Response;
+}
+
+/**
+ * The stream's pipeline and its answer, made before the upstream's head: nothing in them is registered or
+ * reported until the pipeline opens, so a call that fails drops them. The answer's headers are the request's as
+ * they are now; a theta fallback, which changes them, makes it again.
+ */
+function prepareStream(x: Exchange, call: UpstreamCallFacts): StreamAnswer {
+  const pipeline = makePipeline(x, call);
   const response = carryingRequestHeaders(
     new Response(pipeline.readable, {
       status: 200,
       headers: {
         ...x.ctx.headers,
         "request-id": x.ctx.requestId,
-        "x-gateway-hold-usd": formatUsd(reservation.amount),
+        "x-gateway-hold-usd": formatUsd(x.settlement.reservation.amount),
         "content-type": "text/event-stream; charset=utf-8",
         "cache-control": "no-cache",
         "x-accel-buffering": "no",
       },
     }),
   );
-  x.app.warmShapes.hold(`${x.surface.name}>${x.upstream.name}`, { pipeline, response, res, lease, call });
-  return response;
+  return { pipeline, response };
 }
 
 /**
@@ -150,19 +181,13 @@ export async function forward(x: Exchange): Promise<Response> {
  * (docs/performance.md "Idle streams: what one holds"). The encode context carries the request's parameters
  * only.
  */
-function openStream(
-  x: Exchange,
-  body: ChunkSource,
-  call: UpstreamCallFacts,
-  deadline: PipelineDeadline | undefined,
-): StreamPipeline {
+function makePipeline(x: Exchange, call: UpstreamCallFacts): StreamPipeline {
   const { settlement, inputTokens, policy, answer, abort } = x;
   const reservation = settlement.reservation;
   const { trace, requestId } = x.ctx;
   const log = x.app.log;
   const codes = policy.codes;
   return new StreamPipeline({
-    batches: sseFrameReader(body),
     mode: x.native ? { kind: "relay", relay: x.surface.createRelay(x.encodeCtx) } : {
       kind: "translate",
       decoder: x.upstream.createStreamDecoder(),
@@ -178,7 +203,6 @@ function openStream(
     },
     ...(policy.beforeContent ? { beforeContent: (ev: IREvent) => policy.beforeContent!(ev, call) } : {}),
     ...(codes.streamBroken ? { brokenError: () => new GatewayError(codes.streamBroken!) } : {}),
-    ...(deadline ? { deadline } : {}),
     cut: x.app.inflight,
     abortUpstream: () => abort.abort(),
     onFault: (err) =>

@@ -1,7 +1,8 @@
 /**
  * Upstream SSE → client SSE. Pull-based, so the client's reading pace is what pulls the upstream
  * (backpressure end to end: one upstream read is taken per client pull, nothing accumulates), and
- * everything one upstream read carried leaves in one client write.
+ * everything one upstream read carried leaves in one client write — but for the first: the frame that makes
+ * the first client text goes out alone, before the rest of its read is translated.
  * Guarantees spec §6: the stream ends with the surface's terminal frames or with exactly one error
  * frame — never a silent close. Heartbeat comments keep quiet streams alive; an upstream silent
  * past the idle limit ends with `stream_timeout`; a run past the family's deadline ends with its error.
@@ -40,8 +41,11 @@ export interface StreamOutcome {
 }
 
 export interface StreamOptions {
-  /** Parsed upstream frames, one batch per upstream read (sse_parse.ts sseFrameReader). */
-  batches: FrameReader;
+  /**
+   * Parsed upstream frames, one batch per upstream read (sse_parse.ts sseFrameReader): given here, the pipeline
+   * opens at once; else `open` gives them, with the deadline.
+   */
+  batches?: FrameReader;
   mode: StreamMode;
   requestId: string;
   heartbeatMs: number;
@@ -107,9 +111,10 @@ export class StreamPipeline {
   readonly readable: ReadableStream<Uint8Array>;
 
   readonly #opts: StreamOptions;
-  readonly #reader: FrameReader;
+  #reader!: FrameReader;
+  #deadline: PipelineDeadline | undefined;
   #controller!: ReadableStreamDefaultController<Uint8Array>;
-  readonly #ticking: Ticking;
+  #ticking!: Ticking;
   #usage: IRUsage | undefined;
   #delivered = 0;
   #events = 0;
@@ -119,6 +124,8 @@ export class StreamPipeline {
   #readingSince: number | undefined;
   /** What `start` read before the 200 went out, written on the first client pull. */
   #primed: ReadStep | undefined;
+  /** The frames of a read after the one that made the first client text, translated on the next pull. */
+  #rest: SseFrame[] | undefined;
   /** The before-content check's refusal, if it refused. */
   #refusal: GatewayError | undefined;
   /** Whether an event other than `start` and `usage` was seen (the end of the before-content check). */
@@ -129,15 +136,13 @@ export class StreamPipeline {
   /** Registered to be told of the shutdown's cut (`StreamOptions.cut`). */
   #watcher: CutWatcher | undefined;
 
+  /**
+   * Without `batches` the pipeline is only made: nothing is registered or reported until `open`, and a pipeline
+   * never opened is simply dropped. The exchange makes it while the upstream works on the request, off the
+   * first byte's path (forward.ts), and opens it with the upstream's body.
+   */
   constructor(opts: StreamOptions) {
     this.#opts = opts;
-    this.#reader = opts.batches;
-    opts.onOpen?.(() => this.#outcome({ cancelled: true }));
-    const untilDeadline = opts.deadline ? opts.deadline.at - Date.now() : Infinity;
-    this.#ticking = onTick(
-      Math.min(opts.heartbeatMs, opts.idleTimeoutMs, untilDeadline) / 4,
-      (now) => this.#tick(now),
-    );
     this.readable = new ReadableStream<Uint8Array>({
       start: (c) => {
         this.#controller = c;
@@ -145,7 +150,22 @@ export class StreamPipeline {
       pull: () => this.#pull(),
       cancel: () => this.#cancel(),
     }, { highWaterMark: 0 });
+    if (opts.batches) this.open(opts.batches, opts.deadline);
+  }
+
+  /** The upstream's frames and the run's deadline: from here the pipeline runs. Once, before `readable` is read. */
+  open(batches: FrameReader, deadline: PipelineDeadline | undefined): this {
+    const opts = this.#opts;
+    this.#reader = batches;
+    this.#deadline = deadline;
+    opts.onOpen?.(() => (this.#primeRest(), this.#outcome({ cancelled: true })));
+    const untilDeadline = deadline ? deadline.at - Date.now() : Infinity;
+    this.#ticking = onTick(
+      Math.min(opts.heartbeatMs, opts.idleTimeoutMs, untilDeadline) / 4,
+      (now) => this.#tick(now),
+    );
     this.#watcher = opts.cut?.onCut(this.#cut);
+    return this;
   }
 
   /**
@@ -205,8 +225,8 @@ export class StreamPipeline {
     if (!step.text) return this.#pull();
     const first = !this.#written;
     this.#send(step.text);
-    // No next pull before this one ends: the first bytes go out (util/yield_turn.ts) before the rest of a
-    // burst is read and translated.
+    // No next pull before this one ends: the first bytes go out (util/yield_turn.ts) before the rest of their
+    // read and of a burst is translated.
     if (first) return yieldTurn();
   }
 
@@ -220,9 +240,27 @@ export class StreamPipeline {
 
   #failed = (err: unknown): void => this.#fail("", this.#asStreamError(err));
 
+  /**
+   * The rest of a split read (`#translateInto`) translated now, into what waits for the next pull: the deadline,
+   * the shutdown's cut and a cancel see the whole read, as without the split (its usage, its finish).
+   */
+  #primeRest(): void {
+    const rest = this.#rest;
+    if (!rest || this.#over) return;
+    this.#rest = undefined;
+    const step = this.#translate(rest);
+    const text = (this.#primed?.text ?? "") + step.text;
+    this.#primed = step.error ? { text, error: step.error, done: false } : { text, done: false };
+  }
+
   /** One upstream read, translated; undefined when the stream ended meanwhile. Idle time is counted only while
    *  the read is outstanding. */
   #step(): Promise<ReadStep | undefined> {
+    const rest = this.#rest;
+    if (rest) {
+      this.#rest = undefined;
+      return Promise.resolve({ ...this.#translate(rest), done: false });
+    }
     this.#readingSince = Date.now();
     return this.#reader.read().then((batch) => {
       this.#readingSince = undefined;
@@ -258,10 +296,16 @@ export class StreamPipeline {
     }
   }
 
-  /** Appends each frame's client text to `out` as it is made; returns the error that ends the stream, if any. */
+  /**
+   * Appends each frame's client text to `out` as it is made; returns the error that ends the stream, if any.
+   * Before the first client write, stops after the frame that made text and keeps the batch's rest for the next
+   * step: a burst's first frame reaches the client without waiting for the rest's translation
+   * (docs/performance.md "Stream TTFB at c=1").
+   */
   #translateInto(batch: SseFrame[], out: { text: string }): GatewayError | undefined {
     const mode = this.#opts.mode;
-    for (const frame of batch) {
+    for (let i = 0; i < batch.length; i++) {
+      const frame = batch[i]!;
       if (mode.kind === "relay") {
         const relayed = mode.relay.push(frame);
         for (const ev of mode.relay.events()) {
@@ -277,6 +321,10 @@ export class StreamPipeline {
         }
       }
       if (this.#finished) break; // nothing may follow the terminal frames
+      if (!this.#written && out.text && i + 1 < batch.length) {
+        this.#rest = batch.slice(i + 1);
+        break;
+      }
     }
     return undefined;
   }
@@ -333,7 +381,8 @@ export class StreamPipeline {
    */
   #tick(now: number): void {
     if (this.#over) return;
-    const deadline = this.#opts.deadline;
+    const deadline = this.#deadline;
+    if (deadline && now >= deadline.at) this.#primeRest();
     // Not once the answer finished, nor over an ending `start` already read (its own error goes out).
     if (deadline && now >= deadline.at && !this.#finished && !this.#primed?.error) {
       // What `start` read and the client has not pulled yet still goes out before the error frame.
@@ -379,6 +428,7 @@ export class StreamPipeline {
   /** The shutdown's cut (`StreamOptions.cut`): what `start` read still goes out, then the cut's error frame. */
   #cut = (): void => {
     if (this.#over) return;
+    this.#primeRest();
     const primed = this.#primed;
     this.#primed = undefined;
     if (primed?.error) return this.#fail(primed.text, primed.error);
@@ -398,6 +448,7 @@ export class StreamPipeline {
   /** The client went away. */
   #cancel(): void {
     if (this.#over) return;
+    this.#primeRest();
     this.#opts.abortUpstream();
     this.#done({ cancelled: true });
   }

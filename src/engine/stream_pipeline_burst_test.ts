@@ -1,11 +1,13 @@
 /**
  * A burst (every frame already read when the stream starts): the first client chunk is on the wire before the
- * rest is translated (util/yield_turn.ts). Served by `Deno.serve` to a client in another process, which leaves
+ * rest is translated (util/yield_turn.ts), the rest of its own read included. Served by `Deno.serve` to a client in another process, which leaves
  * a marker file once it holds the first chunk; the translation of the burst's second batch waits for that
  * marker synchronously, as a slow translation would hold the event loop.
  */
 import assert from "node:assert/strict";
 import { GatewayError } from "../errors/gateway_error.ts";
+import type { IREvent } from "../ir/events.ts";
+import type { SseFrame } from "../protocols/codec.ts";
 import { finish, start, text, translate, upstream, usage } from "./testing/stream_pipeline.ts";
 import { StreamPipeline } from "./stream_pipeline.ts";
 
@@ -35,11 +37,17 @@ for (let first = true;; first = false) {
 console.log(JSON.stringify(all));
 `;
 
-Deno.test("StreamPipeline: the first chunk of a burst reaches the client before the rest is translated", async () => {
+/**
+ * Serves one pipeline over `batches` to a client process; `inspect` may wait for the client's first chunk
+ * (`seenWithin(marker)`). Returns what the client read in all and the pipeline's `finished` outcomes.
+ */
+async function served(
+  batches: SseFrame[][],
+  inspect: (e: IREvent, marker: string) => void,
+): Promise<{ all: string; outcomes: unknown[] }> {
   const dir = await Deno.makeTempDir();
   const marker = `${dir}/first-chunk`;
-  let seen: boolean | undefined;
-  const up = upstream([[start, text("Hi")], [text(" there")], [usage(2, 3), finish]]);
+  const up = upstream(batches);
   const outcomes: unknown[] = [];
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, () => {
     const pipe = new StreamPipeline({
@@ -49,10 +57,7 @@ Deno.test("StreamPipeline: the first chunk of a burst reaches the client before 
       heartbeatMs: 60_000,
       idleTimeoutMs: 60_000,
       upstreamError: () => new GatewayError("upstream_unavailable"),
-      inspect: (e) => {
-        if (e.type === "text_delta" && e.text === " there") seen = seenWithin(marker, 5_000);
-        return undefined;
-      },
+      inspect: (e) => (inspect(e, marker), undefined),
       abortUpstream: () => {},
       onDone: (o) => outcomes.push(o.finished),
     });
@@ -65,14 +70,39 @@ Deno.test("StreamPipeline: the first chunk of a burst reaches the client before 
       stderr: "inherit",
     }).output();
     assert.equal(out.code, 0);
-    assert.equal(
-      JSON.parse(new TextDecoder().decode(out.stdout)),
-      "start\ntext:Hi\ntext: there\nusage\nfinish\n",
-    );
-    assert.equal(seen, true, "the first chunk was written before the second batch was translated");
-    assert.deepEqual(outcomes, [true]);
+    return { all: JSON.parse(new TextDecoder().decode(out.stdout)), outcomes };
   } finally {
     await server.shutdown();
     await Deno.remove(dir, { recursive: true });
   }
+}
+
+Deno.test("StreamPipeline: the first chunk of a burst reaches the client before the rest is translated", async () => {
+  let seen: boolean | undefined;
+  const { all, outcomes } = await served(
+    [[start, text("Hi")], [text(" there")], [usage(2, 3), finish]],
+    (e, m) => {
+      if (e.type === "text_delta" && e.text === " there") seen = seenWithin(m, 5_000);
+    },
+  );
+  assert.equal(all, "start\ntext:Hi\ntext: there\nusage\nfinish\n");
+  assert.equal(seen, true, "the first chunk was written before the second batch was translated");
+  assert.deepEqual(outcomes, [true]);
+});
+
+Deno.test("StreamPipeline: the first text of a read reaches the client before the rest of that read is translated", async () => {
+  let seen: boolean | undefined;
+  const { all, outcomes } = await served(
+    [[start, text("Hi"), text(" there")], [usage(2, 3), finish]],
+    (e, m) => {
+      if (e.type === "text_delta" && e.text === "Hi") seen = seenWithin(m, 5_000);
+    },
+  );
+  assert.equal(all, "start\ntext:Hi\ntext: there\nusage\nfinish\n");
+  assert.equal(
+    seen,
+    true,
+    "the first frame's text was written before the next frame of its read was translated",
+  );
+  assert.deepEqual(outcomes, [true]);
 });

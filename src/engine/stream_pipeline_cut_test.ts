@@ -19,7 +19,8 @@ Deno.test("StreamPipeline cut while an upstream read is outstanding: one service
   const cut = new InFlight();
   const up = upstream([[start, text("abc")], "hang"]);
   const p = pipeline(up.batches, { cut });
-  assert.equal(await p.next(), "start\ntext:abc\n");
+  assert.equal(await p.next(), "start\n");
+  assert.equal(await p.next(), "text:abc\n");
   const reading = p.rest();
   await cutNow(cut);
   assert.deepEqual(await reading, ["error:service_unavailable:req_t\n"]);
@@ -85,7 +86,7 @@ Deno.test("StreamPipeline: an answer read whole before the 200 is not cut — it
 Deno.test("StreamPipeline: a stream that ended before the cut is left alone", async () => {
   const cut = new InFlight();
   const p = pipeline(upstream([[start, text("ok"), finish]]).batches, { cut });
-  assert.deepEqual(await p.rest(), ["start\ntext:ok\nfinish\n"]);
+  assert.deepEqual(await p.rest(), ["start\n", "text:ok\nfinish\n"]);
   await cutNow(cut);
   assert.equal(p.outcomes.length, 1);
   assert.equal(p.outcomes[0]!.error, undefined);

@@ -1,7 +1,19 @@
-/** StreamPipeline.start: the family's before-content check before the 200 goes out. */
+/** Before the 200 goes out: StreamPipeline.start (the family's before-content check), and a pipeline made before it opens. */
 import assert from "node:assert/strict";
 import { GatewayError } from "../errors/gateway_error.ts";
-import { comment, ev, finish, pipeline, start, text, upstream, usage } from "./testing/stream_pipeline.ts";
+import { InFlight } from "../util/in_flight.ts";
+import { type StreamOutcome, StreamPipeline } from "./stream_pipeline.ts";
+import {
+  comment,
+  ev,
+  finish,
+  pipeline,
+  pipelineOptions,
+  start,
+  text,
+  upstream,
+  usage,
+} from "./testing/stream_pipeline.ts";
 
 Deno.test("StreamPipeline.start without a before-content check reads nothing before the 200", async () => {
   const up = upstream([[start], [text("a"), finish]]);
@@ -54,4 +66,32 @@ Deno.test("StreamPipeline.start keeps an upstream cut before the first event for
   assert.equal(await p.start(), undefined);
   assert.deepEqual(await p.rest(), ["error:stream_service_error:req_t\n"]);
   assert.equal(p.outcomes[0]!.events, 0);
+});
+
+Deno.test("StreamPipeline made without batches registers nothing until it opens; opened, it runs as one made with them", async () => {
+  const cut = new InFlight();
+  const opened: unknown[] = [];
+  const outcomes: StreamOutcome[] = [];
+  const made = () =>
+    new StreamPipeline(pipelineOptions({
+      onDone: (o) => outcomes.push(o),
+      onOpen: (c) => opened.push(c),
+      cut,
+    }));
+  const dropped = made(); // a call that failed: never opened
+  const kept = made();
+  assert.equal(opened.length, 0, "not told of the stream before it opens");
+  const up = upstream([[start], [text("a"), finish]]);
+  const reader = kept.open(up.batches, undefined).readable.getReader();
+  assert.equal(opened.length, 1);
+  const dec = new TextDecoder();
+  const chunks: string[] = [];
+  for (let r = await reader.read(); !r.done; r = await reader.read()) chunks.push(dec.decode(r.value));
+  assert.deepEqual(chunks, ["start\n", "text:a\nfinish\n"]);
+  assert.equal(outcomes.length, 1);
+  assert.equal(outcomes[0]!.finished, true);
+  await cut.drain(0, new GatewayError("service_unavailable"), 0);
+  assert.equal(outcomes.length, 1, "the pipeline never opened is not cut: it was never registered");
+  assert.equal(opened.length, 1);
+  assert.equal(dropped.readable.locked, false);
 });

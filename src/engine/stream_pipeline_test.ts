@@ -21,10 +21,17 @@ import {
   usage,
 } from "./testing/stream_pipeline.ts";
 
-Deno.test("StreamPipeline writes one client chunk per upstream batch and reports a normal end once", async () => {
+Deno.test("StreamPipeline writes one client chunk per upstream batch, the first text alone, and reports a normal end once", async () => {
   const up = upstream([[start, text("Hi")], [comment], [text(" there")], [usage(7, 3), finish]]);
   const p = pipeline(up.batches);
-  assert.equal(await p.next(), "start\ntext:Hi\n");
+  assert.equal(
+    await p.next(),
+    "start\n",
+    "the first text goes out before the rest of its read is translated",
+  );
+  assert.equal(up.state.pulls, 1);
+  assert.equal(await p.next(), "text:Hi\n", "the rest of that read, without reading on");
+  assert.equal(up.state.pulls, 1);
   // A batch that encodes to nothing is not a write: the same pull reads on.
   assert.deepEqual(await p.rest(), ["text: there\n", "usage\nfinish\n"]);
   assert.deepEqual(p.outcomes, [{
@@ -55,7 +62,7 @@ Deno.test("StreamPipeline ends an upstream cut with one error frame and reports 
   const up = upstream([[start, text("par")], new Error("connection reset")]);
   const faults: unknown[] = [];
   const p = pipeline(up.batches, { onFault: (err) => faults.push(err) });
-  assert.deepEqual(await p.rest(), ["start\ntext:par\n", "error:stream_service_error:req_t\n"]);
+  assert.deepEqual(await p.rest(), ["start\n", "text:par\n", "error:stream_service_error:req_t\n"]);
   assert.equal(p.outcomes.length, 1);
   assert.equal(p.outcomes[0]!.error?.code, "stream_service_error");
   assert.equal(p.outcomes[0]!.finished, false);
@@ -83,7 +90,7 @@ Deno.test("StreamPipeline sends the GatewayError a decoder throws as the error f
 Deno.test("StreamPipeline keeps the text of the frames before a malformed one in the same upstream read", async () => {
   const up = upstream([[start, text("ab"), { data: "{not json" }, text("never")]]);
   const p = pipeline(up.batches);
-  assert.deepEqual(await p.rest(), ["start\ntext:ab\nerror:stream_service_error:req_t\n"]);
+  assert.deepEqual(await p.rest(), ["start\n", "text:ab\nerror:stream_service_error:req_t\n"]);
   assert.equal(p.outcomes.length, 1);
   assert.equal(p.outcomes[0]!.deliveredChars, 2);
 });
@@ -91,7 +98,7 @@ Deno.test("StreamPipeline keeps the text of the frames before a malformed one in
 Deno.test("StreamPipeline ends an upstream body that stops before the finish with an error frame", async () => {
   const up = upstream([[start, text("ab")]]);
   const p = pipeline(up.batches);
-  assert.deepEqual(await p.rest(), ["start\ntext:ab\n", "error:stream_service_error:req_t\n"]);
+  assert.deepEqual(await p.rest(), ["start\n", "text:ab\n", "error:stream_service_error:req_t\n"]);
   assert.equal(p.outcomes[0]!.error?.code, "stream_service_error");
   assert.equal(p.outcomes[0]!.events, 2);
 });
@@ -99,7 +106,7 @@ Deno.test("StreamPipeline ends an upstream body that stops before the finish wit
 Deno.test("StreamPipeline sends what the decoder still held at the end, then closes", async () => {
   const up = upstream([[start, text("ab")]]);
   const p = pipeline(up.batches, { mode: translate([{ type: "finish", reason: "length" }]) });
-  assert.deepEqual(await p.rest(), ["start\ntext:ab\n", "finish\n"]);
+  assert.deepEqual(await p.rest(), ["start\n", "text:ab\n", "finish\n"]);
   assert.equal(p.outcomes.length, 1);
   assert.equal(p.outcomes[0]!.finished, true);
   assert.equal(p.outcomes[0]!.error, undefined);
@@ -154,7 +161,8 @@ Deno.test("StreamPipeline sends heartbeats while the upstream is quiet, then goe
 Deno.test("StreamPipeline on client cancel aborts the upstream and reports cancelled once", async () => {
   const up = upstream([[start, text("abc")], [text("never read")], [finish]]);
   const p = pipeline(up.batches);
-  assert.equal(await p.next(), "start\ntext:abc\n");
+  assert.equal(await p.next(), "start\n");
+  // The rest of the first read was not translated yet: the cancel sees it all the same.
   await p.client.cancel();
   await p.client.cancel();
   assert.deepEqual(p.outcomes, [{
@@ -190,7 +198,7 @@ Deno.test("StreamPipeline ends the stream with the error inspect returns, after 
     inspect: (e) =>
       e.type === "text_delta" && e.text === "bad" ? new GatewayError("cyber_refusal") : undefined,
   });
-  assert.deepEqual(await p.rest(), ["start\ntext:ok\nerror:cyber_refusal:req_t\n"]);
+  assert.deepEqual(await p.rest(), ["start\n", "text:ok\nerror:cyber_refusal:req_t\n"]);
   assert.equal(p.outcomes.length, 1);
   assert.equal(p.outcomes[0]!.error?.code, "cyber_refusal");
   assert.equal(p.outcomes[0]!.deliveredChars, 5, "the inspected event was counted, the next never seen");
@@ -203,7 +211,7 @@ Deno.test("StreamPipeline maps an in-band upstream error event with upstreamErro
   const p = pipeline(up.batches, {
     upstreamError: (e) => (seen.push(e.message), new GatewayError("upstream_unavailable")),
   });
-  assert.deepEqual(await p.rest(), ["start\nerror:upstream_unavailable:req_t\n"]);
+  assert.deepEqual(await p.rest(), ["start\n", "error:upstream_unavailable:req_t\n"]);
   assert.deepEqual(seen, ["overloaded"]);
   assert.equal(p.outcomes[0]!.error?.code, "upstream_unavailable");
 });
@@ -221,7 +229,7 @@ Deno.test("StreamPipeline reports events=0 when nothing was decoded", async () =
 Deno.test("StreamPipeline closes after the finished frames even if the upstream sends more", async () => {
   const up = upstream([[start, finish, text("late")], [text("later")]]);
   const p = pipeline(up.batches);
-  assert.deepEqual(await p.rest(), ["start\nfinish\n"]);
+  assert.deepEqual(await p.rest(), ["start\n", "finish\n"]);
   assert.equal(p.outcomes.length, 1);
   assert.equal(p.outcomes[0]!.events, 2, "nothing after the finish is observed");
   assert.equal(p.outcomes[0]!.deliveredChars, 0);
@@ -240,7 +248,8 @@ Deno.test("StreamPipeline hands onOpen a cut-now view of the outcome so far", as
     finished: false,
     cancelled: true,
   });
-  await p.next();
+  assert.equal(await p.next(), "start\n");
+  // The rest of that read was not translated yet: the view sees it all the same.
   assert.deepEqual(p.cutNow(), {
     usage: { ...emptyUsage(), inputTokens: 5, outputTokens: 1 },
     deliveredChars: 4,
@@ -256,7 +265,8 @@ Deno.test("StreamPipeline in relay mode writes relayed text, the relay's end tex
   const ok = upstream([[start, text("hi")], [finish]]);
   const p = pipeline(ok.batches, { mode: { kind: "relay", relay: fakeRelay("tail\n") } });
   assert.deepEqual(await p.rest(), [
-    `relay:${start.data}\nrelay:${text("hi").data}\n`,
+    `relay:${start.data}\n`,
+    `relay:${text("hi").data}\n`,
     `relay:${finish.data}\n`,
   ]);
   assert.equal(p.outcomes[0]!.deliveredChars, 2);
@@ -307,8 +317,13 @@ Deno.test("StreamPipeline ends a recorded mid-stream Chat error with exactly one
     },
   });
   const chunks = await p.rest();
-  assert.equal(chunks.length, 1, "the text before the error and the error frame leave in one write");
-  const frames = await replaySse(chunks[0]!);
+  assert.equal(
+    chunks.length,
+    2,
+    "the first text alone, then the rest of the read and the error frame in one write",
+  );
+  assert.equal((await replaySse(chunks[0]!)).some((f) => f.event === "error"), false);
+  const frames = await replaySse(chunks.join(""));
   assert.equal(frames.filter((f) => f.event === "error").length, 1);
   assert.equal(frames.at(-1)!.event, "error");
   assert.equal(JSON.parse(frames.at(-1)!.data).error.type !== undefined, true);

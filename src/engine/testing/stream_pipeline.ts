@@ -94,6 +94,21 @@ export function upstream(script: (SseFrame[] | number | Error | "hang")[]) {
   return { batches, state };
 }
 
+/** The test pipeline's options (translate mode, long timers, nothing reported) with `over`'s. */
+export function pipelineOptions(over: Partial<StreamOptions> = {}): StreamOptions {
+  return {
+    mode: translate(),
+    requestId: "req_t",
+    heartbeatMs: 60_000,
+    idleTimeoutMs: 60_000,
+    upstreamError: () => new GatewayError("upstream_unavailable"),
+    inspect: () => undefined,
+    abortUpstream: () => {},
+    onDone: () => {},
+    ...over,
+  };
+}
+
 export interface Harness {
   client: ReadableStreamDefaultReader<Uint8Array>;
   outcomes: StreamOutcome[];
@@ -114,19 +129,13 @@ export function pipeline(
   const outcomes: StreamOutcome[] = [];
   let aborts = 0;
   let cutNow: (() => StreamOutcome) | undefined;
-  const pipe = new StreamPipeline({
+  const pipe = new StreamPipeline(pipelineOptions({
     batches,
-    mode: translate(),
-    requestId: "req_t",
-    heartbeatMs: 60_000,
-    idleTimeoutMs: 60_000,
-    upstreamError: () => new GatewayError("upstream_unavailable"),
-    inspect: () => undefined,
     abortUpstream: () => aborts++,
     onDone: (o) => outcomes.push(o),
     onOpen: (c) => (cutNow = c),
     ...over,
-  });
+  }));
   const client = pipe.readable.getReader();
   const dec = new TextDecoder();
   const next = async () => {

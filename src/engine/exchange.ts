@@ -1,6 +1,6 @@
 /**
  * One admitted request's upstream exchange: what forward.ts and json_answer.ts share. It holds the request's
- * body and IR, so nothing that lives as long as a stream may keep it (forward.ts `openStream`).
+ * body and IR, so nothing that lives as long as a stream may keep it (forward.ts `makePipeline`).
  */
 import type { App } from "../app.ts";
 import type { ModelEntry } from "../catalog/models.ts";

@@ -10,7 +10,7 @@
  * memory reducer still returns the rest of the heap.
  *
  * What is held is bookkeeping, never a request's body or its parsed form (the pipeline's closures do not capture
- * them: engine/forward.ts `openStream`), and one stream per kind (a surface and an upstream protocol: a few). The
+ * them: engine/forward.ts `makePipeline`), and one stream per kind (a surface and an upstream protocol: a few). The
  * upstream response refers to its connection's read buffer, which holds the last bytes read from the upstream
  * until that connection reads again.
  */

@@ -17,6 +17,7 @@ const ALLOWED: Readonly<Record<string, string>> = {
   "src/util/yield_turn.ts:waiting": "the runtime's event loop is the process's",
   "src/util/yield_turn.ts:batch":
     "a loop turn is the process's: its writes go together, whichever gateway made them",
+  "src/util/yield_turn.ts:opened": "a loop turn is the process's (its batch, above)",
   // Files shipped beside the code: the same bytes for every gateway.
   "src/dashboard/assets.ts:loaded": "a cache of files that never change",
   "src/telemetry/metrics.ts:STATUS_LABELS": "a memo of String(status), the same for all",

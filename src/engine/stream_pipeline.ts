@@ -382,13 +382,15 @@ export class StreamPipeline {
   #tick(now: number): void {
     if (this.#over) return;
     const deadline = this.#deadline;
-    if (deadline && now >= deadline.at) this.#primeRest();
-    // Not once the answer finished, nor over an ending `start` already read (its own error goes out).
-    if (deadline && now >= deadline.at && !this.#finished && !this.#primed?.error) {
-      // What `start` read and the client has not pulled yet still goes out before the error frame.
-      const primed = this.#primed?.text ?? "";
-      this.#primed = undefined;
-      return this.#fail(primed, deadline.error(), true);
+    if (deadline && now >= deadline.at) {
+      this.#primeRest(); // the deadline judges the whole read
+      // Not once the answer finished, nor over an ending `start` already read (its own error goes out).
+      if (!this.#finished && !this.#primed?.error) {
+        // What `start` read and the client has not pulled yet still goes out before the error frame.
+        const primed = this.#primed?.text ?? "";
+        this.#primed = undefined;
+        return this.#fail(primed, deadline.error(), true);
+      }
     }
     // Idle counts only while we wait on the upstream: a client that stops reading is backpressure, not silence.
     if (this.#readingSince !== undefined && now - this.#readingSince >= this.#opts.idleTimeoutMs) {

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { GatewayError } from "../errors/gateway_error.ts";
 import type { IREvent } from "../ir/events.ts";
 import type { SseFrame } from "../protocols/codec.ts";
-import { finish, start, text, translate, upstream, usage } from "./testing/stream_pipeline.ts";
+import { finish, pipelineOptions, start, text, upstream, usage } from "./testing/stream_pipeline.ts";
 import { StreamPipeline } from "./stream_pipeline.ts";
 
 /** Polls for the file without returning to the event loop; false after `ms`. */
@@ -50,17 +50,11 @@ async function served(
   const up = upstream(batches);
   const outcomes: unknown[] = [];
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, () => {
-    const pipe = new StreamPipeline({
+    const pipe = new StreamPipeline(pipelineOptions({
       batches: up.batches,
-      mode: translate(),
-      requestId: "req_t",
-      heartbeatMs: 60_000,
-      idleTimeoutMs: 60_000,
-      upstreamError: () => new GatewayError("upstream_unavailable"),
       inspect: (e) => (inspect(e, marker), undefined),
-      abortUpstream: () => {},
       onDone: (o) => outcomes.push(o.finished),
-    });
+    }));
     return new Response(pipe.readable, { headers: { "content-type": "text/event-stream" } });
   });
   try {

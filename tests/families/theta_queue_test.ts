@@ -542,6 +542,38 @@ Deno.test("fallback: a model refused for capacity on the account is answered by 
   }
 });
 
+Deno.test("fallback: a stream refused for capacity on its first call answers with the fallback's head and frames", async () => {
+  const sim = await startSimulator();
+  const up = accountUpstream(sim.url, { refuse: new Set(["acc-1|theta3.8-max"]), retryAfter: 60 });
+  try {
+    await withGateway(async (t) => {
+      const k = await t.newKey("10.00");
+      // The first request on the account: its own call is refused, and the exchange calls again within it
+      // (forward.ts) — the stream's 200 is made again for the second call.
+      const s = await send(t.url, k.key, "chat", "привет [[sim:words=4]]", {
+        stream: true,
+        model: "theta3.8-max",
+      });
+      assert.equal(s.status, 200, JSON.stringify(s.json));
+      assert.equal(s.headers.get("x-theta-served-by"), "theta3.7-max");
+      assert.deepEqual(up.refused, ["acc-1|theta3.8-max"]);
+      assert.deepEqual(up.calls.map((c) => c.model), ["theta3.7-max"], "the refused call is counted in `refused`");
+      const named = namedModels("chat", s);
+      assert.ok(named.length >= 1 && named.every((m) => m === "theta3.8-max"), `${named}`);
+      const [row] = await usageRows(t, k.key);
+      assert.deepEqual([row!.model, row!.served_by, row!.status], ["theta3.8-max", "theta3.7-max", "ok"]);
+      assert.deepEqual(await money(t.url, k.id), {
+        balance: formatUsd(parseUsd("10.00") - parseUsd(row!.charged_usd)),
+        held: "0.00",
+        spent: row!.charged_usd,
+      });
+    }, { THETA_UPSTREAM_URL: up.url, THETA_UPSTREAM_KEYS: "acc-1" });
+  } finally {
+    await up.close();
+    await sim.close();
+  }
+});
+
 const THETA_MODELS = [
   "theta3.8-max",
   "theta3.7-max",

@@ -81,7 +81,14 @@ function watch(gw: Proc, key: string): Watch {
   const pinging = (async () => {
     while (running) {
       const t0 = performance.now();
-      const res = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key}` }, client });
+      let res: Response;
+      try {
+        res = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key}` }, client });
+      } catch (err) {
+        // A ping still on its way when the case stopped the watch and then its gateway: not the case's failure.
+        if (!running) break;
+        throw err;
+      }
       await res.body?.cancel();
       maxPingMs = Math.max(maxPingMs, performance.now() - t0);
       pings++;

@@ -5,7 +5,6 @@
  * marker synchronously, as a slow translation would hold the event loop.
  */
 import assert from "node:assert/strict";
-import { GatewayError } from "../errors/gateway_error.ts";
 import type { IREvent } from "../ir/events.ts";
 import type { SseFrame } from "../protocols/codec.ts";
 import { finish, pipelineOptions, start, text, upstream, usage } from "./testing/stream_pipeline.ts";

@@ -557,7 +557,11 @@ Deno.test("fallback: a stream refused for capacity on its first call answers wit
       assert.equal(s.status, 200, JSON.stringify(s.json));
       assert.equal(s.headers.get("x-theta-served-by"), "theta3.7-max");
       assert.deepEqual(up.refused, ["acc-1|theta3.8-max"]);
-      assert.deepEqual(up.calls.map((c) => c.model), ["theta3.7-max"], "the refused call is counted in `refused`");
+      assert.deepEqual(
+        up.calls.map((c) => c.model),
+        ["theta3.7-max"],
+        "the refused call is counted in `refused`",
+      );
       const named = namedModels("chat", s);
       assert.ok(named.length >= 1 && named.every((m) => m === "theta3.8-max"), `${named}`);
       const [row] = await usageRows(t, k.key);

@@ -13,11 +13,14 @@
  * connection minus the mock's own, measured just before (the side by side's "c=1 added p50 / p99"); `ttfb1` a
  * stream's time to its first body chunk at one connection the same way (a Deno fetch client, bench/load.ts, as
  * the side by side). A variant with `BARE=1` is the bare Deno proxy (bench/bare_proxy.ts) instead of a gateway.
+ * With AB_PIN=1 every process under test runs on a core of its own, and the load and the mock on the others, as
+ * in the side by side's one-connection rounds (bench/affinity.ts).
  * Before a one-connection load each process serves AB_WARMUP seconds (default 5) of the same request at 32
  * connections, as the side by side's processes have before theirs: a fresh gateway is still compiling its
  * request path for its first thousands of requests, and at one connection that, not the code's steady
  * state, is what a cold measurement shows (docs/performance.md "Stream TTFB at c=1").
  */
+import { coreSplit, setCores } from "./affinity.ts";
 import { envNum } from "./env.ts";
 import { percentile, runLoad } from "./load.ts";
 import { createKey, type Proc, startBareProxy, startChatMock, startGatewayProc } from "./procs.ts";
@@ -47,6 +50,9 @@ const variants = Deno.args.slice(1).map((arg) => {
 const missing = await ensureWrk(console.error);
 if (missing) throw new Error(missing);
 const mock = await startChatMock();
+const cores = Deno.env.get("AB_PIN") === "1" ? await coreSplit() : undefined;
+if (typeof cores === "string") throw new Error(`AB_PIN=1: ${cores}`);
+if (cores) await setCores(cores.load, [Deno.pid, mock.pid]);
 const dir = await Deno.makeTempDir({ prefix: "gw-ab-" });
 const body = chat("Say hello in one short sentence.", load === "stream32" || load === "ttfb1");
 const one = { connections: 1, threads: 1 };
@@ -85,6 +91,7 @@ try {
         : await start(mock.url, {
           env: { DATABASE_URL: "", DATA_DIR: `${dir}/kv-${v.name}-${round}`, ...v.env },
         });
+      if (cores) await setCores(cores.proxy, [gw.pid]);
       try {
         const script = `${dir}/${v.name}.lua`;
         const key = bare ? "up-alpha" : await createKey(gw.url);

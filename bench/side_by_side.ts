@@ -8,7 +8,8 @@
  * (bench/chat_mock.ts), the bare Deno proxy in front of it (bench/bare_proxy.ts), and the gateway (`main.ts`
  * on a KV file, model k3, native Chat pass-through, billing on, ALPHA_UPSTREAM_URL = the mock). For each:
  * JSON req/s and streams/s at 32 connections (wrk, 2 threads), latency at one connection (wrk for JSON, a
- * Deno fetch client for the stream's first byte), the CPU time of each server process per request and per
+ * Deno fetch client for the stream's first byte; each round with the proxy on a core of its own, then with every
+ * process on any core: bench/affinity.ts), the CPU time of each server process per request and per
  * stream, and the RSS of both proxies during and after the loads; in each JSON round at c=32 also the bare proxy
  * answering with the head spec §2.5 asks for (request-id, x-request-id), the least a gateway on this spec sends; then a CPU profile of a gateway under
  * each load, and many idle streams held open through fresh processes (the bare proxy, the bare proxy with one
@@ -23,6 +24,7 @@
  * BENCH_SIDE_REST_S (after the last c=32 stream round, how long the proxies rest before their RSS is read
  * again, default 60).
  */
+import { type CoreSplit, coreSplit, setCores } from "./affinity.ts";
 import { threadCores, threadJiffies, withCpu } from "./cpu.ts";
 import { envNonNegative, envNum } from "./env.ts";
 import { holdBody, holdThrough, type ProxyHold } from "./idle_streams.ts";
@@ -119,7 +121,7 @@ export async function benchSideBySide(o: SideOptions): Promise<SideResult> {
     };
     const rowsBefore = await usageRows(gw.url);
     const spec = { url: specBare.url, headers: upstream, pid: specBare.pid };
-    const { runs, specHead } = await measureSides(
+    const { runs, specHead, cores } = await measureSides(
       ep,
       { mock: mock.pid, bare: bare.pid, gateway: gw.pid },
       spec,
@@ -157,7 +159,7 @@ export async function benchSideBySide(o: SideOptions): Promise<SideResult> {
       holds.push(await holdThrough(name, gwHold, { path: PATH, headers: holdAuth, body: HOLD_BODY }, o));
       await gwHold.stop();
     }
-    return { section: render({ o, commit, wrk, runs, specHead, rows, profiled, holds }) };
+    return { section: render({ o, commit, wrk, runs, specHead, rows, profiled, holds, cores }) };
   } finally {
     await Promise.all(started.map((p) => p.stop()));
     await Deno.remove(dir, { recursive: true });
@@ -175,7 +177,7 @@ async function measureSides(
   spec: Endpoint & { pid: number },
   dir: string,
   o: SideOptions,
-): Promise<{ runs: Record<Side, SideRuns>; specHead: SpecHeadRuns }> {
+): Promise<{ runs: Record<Side, SideRuns>; specHead: SpecHeadRuns; cores: CoreSplit | string }> {
   const script = async (side: Side, kind: string, body: string) => {
     const path = `${dir}/${side}-${kind}.lua`;
     await Deno.writeTextFile(path, wrkScript(ep[side].headers, body));
@@ -231,45 +233,82 @@ async function measureSides(
       restedKiB: rested.get(pid)!,
     };
   }
-  const c1Seconds = Math.max(1, Math.round(o.seconds / 2)); // wrk takes whole seconds
-  const json1: Record<Side, WrkResult[]> = { direct: [], bare: [], gateway: [] };
-  const ttfb1: Record<Side, LoadResult[]> = { direct: [], bare: [], gateway: [] };
+  // One connection, in as many rounds: each round with the proxies on a core of their own (the load and the
+  // mock on the others: bench/affinity.ts), then with every process on any core.
+  const cores = await coreSplit();
+  if (typeof cores === "string") o.log(`  c=1 with the cores shared only: ${cores}`);
+  const c1 = { own: oneConnectionRuns(), shared: oneConnectionRuns() };
   for (let round = 0; round < o.rounds; round++) {
-    for (const side of SIDES) {
-      const s = await script(side, "json1", JSON_BODY);
-      const j = await runWrk({
-        script: s,
-        url: ep[side].url + PATH,
-        connections: 1,
-        threads: 1,
-        seconds: c1Seconds,
-      });
-      json1[side].push(j);
-      o.log(`  json c=1 round ${round + 1} ${NAME[side]}: p50 ${ms(j.p50Ms)}, p99 ${ms(j.p99Ms)}`);
+    if (typeof cores !== "string") {
+      await setCores(cores.load, [Deno.pid, pids.mock]);
+      await setCores(cores.proxy, proxies);
+      try {
+        await oneConnectionRound(ep, script, c1.own, `round ${round + 1}, own core`, o);
+      } finally {
+        await setCores(cores.all, [Deno.pid, pids.mock, ...proxies]);
+      }
     }
-    for (const side of SIDES) {
-      const r = await runLoad({
-        url: ep[side].url + PATH,
-        headers: ep[side].headers,
-        body: STREAM_BODY,
-        concurrency: 1,
-        warmupSeconds: 1,
-        seconds: c1Seconds,
-      });
-      ttfb1[side].push(r);
-      o.log(
-        `  stream TTFB c=1 round ${round + 1} ${NAME[side]}: p50 ${ms(percentile(r.ttfb, 50))}, p99 ${
-          ms(percentile(r.ttfb, 99))
-        }, errors ${r.errors}`,
-      );
-    }
+    await oneConnectionRound(ep, script, c1.shared, `round ${round + 1}, shared`, o);
   }
   for (const side of SIDES) {
-    runs[side].json1Rounds = json1[side];
-    runs[side].json1 = medianLatencies(json1[side]);
-    runs[side].ttfb1 = pooledLoads(ttfb1[side]);
+    const figures = (r: OneConnectionRuns) => ({
+      json1Rounds: r.json1[side],
+      json1: medianLatencies(r.json1[side]),
+      ttfb1Rounds: r.ttfb1[side],
+      ttfb1: pooledLoads(r.ttfb1[side]),
+    });
+    Object.assign(runs[side], figures(typeof cores === "string" ? c1.shared : c1.own));
+    if (typeof cores !== "string") runs[side].shared = figures(c1.shared);
   }
-  return { runs, specHead: { json32: medianRound(specRounds), rounds: specRounds } };
+  return { runs, specHead: { json32: medianRound(specRounds), rounds: specRounds }, cores };
+}
+
+interface OneConnectionRuns {
+  json1: Record<Side, WrkResult[]>;
+  ttfb1: Record<Side, LoadResult[]>;
+}
+
+const oneConnectionRuns = (): OneConnectionRuns => ({
+  json1: { direct: [], bare: [], gateway: [] },
+  ttfb1: { direct: [], bare: [], gateway: [] },
+});
+
+/** One c=1 round of each side: JSON (wrk), then the stream's first byte (a fetch loop), added to `into`. */
+async function oneConnectionRound(
+  ep: Record<Side, Endpoint>,
+  script: (side: Side, kind: string, body: string) => Promise<string>,
+  into: OneConnectionRuns,
+  label: string,
+  o: SideOptions,
+): Promise<void> {
+  const seconds = Math.max(1, Math.round(o.seconds / 2)); // wrk takes whole seconds
+  for (const side of SIDES) {
+    const j = await runWrk({
+      script: await script(side, "json1", JSON_BODY),
+      url: ep[side].url + PATH,
+      connections: 1,
+      threads: 1,
+      seconds,
+    });
+    into.json1[side].push(j);
+    o.log(`  json c=1 ${label} ${NAME[side]}: p50 ${ms(j.p50Ms)}, p99 ${ms(j.p99Ms)}`);
+  }
+  for (const side of SIDES) {
+    const r = await runLoad({
+      url: ep[side].url + PATH,
+      headers: ep[side].headers,
+      body: STREAM_BODY,
+      concurrency: 1,
+      warmupSeconds: 1,
+      seconds,
+    });
+    into.ttfb1[side].push(r);
+    o.log(
+      `  stream TTFB c=1 ${label} ${NAME[side]}: p50 ${ms(percentile(r.ttfb, 50))}, p99 ${
+        ms(percentile(r.ttfb, 99))
+      }, errors ${r.errors}`,
+    );
+  }
 }
 
 /** One c=32 JSON round of the bare proxy with the answer head of spec §2.5. */

@@ -8,6 +8,7 @@ import {
   settledPerStreamKiB,
 } from "./idle_streams.ts";
 import { type LoadResult, percentile } from "./load.ts";
+import type { CoreSplit } from "./affinity.ts";
 import { STREAM_FRAMES } from "./chat_mock.ts";
 import { type Proc, START_ENV } from "./procs.ts";
 import type { SelfTime } from "./profile.ts";
@@ -89,17 +90,29 @@ export interface MemoryRun {
   restedKiB: number;
 }
 
-export interface SideRuns {
+/** A side's one-connection rounds. */
+export interface OneConnection {
+  /** The c=1 JSON rounds' figures together (medianLatencies); every round in `json1Rounds`. */
+  json1: WrkResult;
+  json1Rounds: WrkResult[];
+  /** Every c=1 stream round's samples together (load.ts pooledLoads); every round in `ttfb1Rounds`. */
+  ttfb1: LoadResult;
+  ttfb1Rounds: LoadResult[];
+}
+
+/**
+ * A side's figures. Its one-connection ones are from the rounds with each proxy on a core of its own (the
+ * load and the mock on the others: bench/affinity.ts); `shared` holds the rounds with every process on any
+ * core. On a machine where the cores cannot be split, the one-connection figures are the shared rounds' and
+ * `shared` is absent.
+ */
+export interface SideRuns extends OneConnection {
   /** The round with the median rate of `rounds` (medianRound). */
   json32: Loaded;
   stream32: Loaded;
   /** Every c=32 round, in the order run. */
   rounds: Record<"json32" | "stream32", Loaded[]>;
-  /** The c=1 JSON rounds' figures together (medianLatencies); every round in `json1Rounds`. */
-  json1: WrkResult;
-  json1Rounds: WrkResult[];
-  /** Every c=1 stream round's samples together (load.ts pooledLoads). */
-  ttfb1: LoadResult;
+  shared?: OneConnection;
   /** SSE frames one stream brought the client (checked before the load). */
   frames: number;
   /** The proxies' RSS outside the runs (bare and gateway only). */
@@ -121,8 +134,10 @@ export interface Judged {
   rps: Record<"json" | "stream", { gateway: number; bare: number }>;
   /** CPU ms per request (per stream). */
   cpuMs: Record<"json" | "stream", { gateway: number; bare: number }>;
-  /** c=1 added p50 over direct, ms. */
+  /** c=1 added p50 over direct, ms: each proxy on a core of its own. */
   add50: Record<"json" | "ttfb", { gateway: number; bare: number }>;
+  /** The same with every process on any core (the load, the mock and the proxy placed by the kernel). */
+  add50Shared?: Record<"json" | "ttfb", { gateway: number; bare: number }>;
   /** Peak RSS during the c=32 runs, KiB. */
   peakKiB: Record<"json" | "stream", { gateway: number; bare: number }>;
   memory: { gateway: MemoryRun; bare: MemoryRun };
@@ -164,19 +179,28 @@ export function judge(f: Judged): Verdict[] {
   });
   const rested = (m: MemoryRun) =>
     `${mib(m.restedKiB)} (idle ${mib(m.idleKiB)}, +${mib(m.restedKiB - m.idleKiB)})`;
-  const a = f.add50;
+  const added = (target: string, a: Judged["add50"]): Verdict => ({
+    target,
+    gateway: `${signed(a.json.gateway)} / ${signed(a.ttfb.gateway)}`,
+    bare: `${signed(a.json.bare)} / ${signed(a.ttfb.bare)}`,
+    ok: a.json.gateway <= a.json.bare + TARGET.addOverBareMs &&
+      a.ttfb.gateway <= a.ttfb.bare + TARGET.addOverBareMs,
+  });
+  const bound = `c=1 added p50 ≤ the bare proxy's + ${TARGET.addOverBareMs} ms: JSON / stream TTFB`;
   return [
     share("json", "requests/s"),
     share("stream", "streams/s"),
     cpu("json"),
     cpu("stream"),
-    {
-      target: `c=1 added p50 ≤ the bare proxy's + ${TARGET.addOverBareMs} ms: JSON / stream TTFB`,
-      gateway: `${signed(a.json.gateway)} / ${signed(a.ttfb.gateway)}`,
-      bare: `${signed(a.json.bare)} / ${signed(a.ttfb.bare)}`,
-      ok: a.json.gateway <= a.json.bare + TARGET.addOverBareMs &&
-        a.ttfb.gateway <= a.ttfb.bare + TARGET.addOverBareMs,
-    },
+    added(`${bound}${f.add50Shared ? " (each proxy on a core of its own)" : ""}`, f.add50),
+    ...f.add50Shared
+      ? [
+        added(
+          `The same with every process on any core (ours, beside the target: where the kernel places the load, the mock and the proxy)`,
+          f.add50Shared,
+        ),
+      ]
+      : [],
     rss("json"),
     rss("stream"),
     {
@@ -277,20 +301,31 @@ export interface Rendered {
   /** A profile per load, or why there is none. */
   profiled: Record<"json" | "stream", Profiled | string>;
   holds: ProxyHold[];
+  /** How the one-connection rounds' cores were split (bench/affinity.ts), or why they were not. */
+  cores: CoreSplit | string;
 }
 
-export function render({ o, commit, wrk, runs, specHead, rows, profiled, holds }: Rendered): string {
+/** A side's c=1 latency minus direct's, from the rounds `c` picks (own core, or shared). */
+function addedOf(runs: Record<Side, SideRuns>, c: (r: SideRuns) => OneConnection, side: Side, q: 50 | 99) {
+  const at = (s: Side) => c(runs[s]);
+  return {
+    json: q === 50
+      ? at(side).json1.p50Ms - at("direct").json1.p50Ms
+      : at(side).json1.p99Ms - at("direct").json1.p99Ms,
+    ttfb: percentile(at(side).ttfb1.ttfb, q) - percentile(at("direct").ttfb1.ttfb, q),
+  };
+}
+
+export function render({ o, commit, wrk, runs, specHead, rows, profiled, holds, cores }: Rendered): string {
   const cpu = (side: Side, kind: "json32" | "stream32") => {
     const own = cpuMsPer(runs[side][kind], SERVER[side]);
     return side === "direct" ? ms(own) : `${ms(own)} (+ mock ${ms(cpuMsPer(runs[side][kind], "mock"))})`;
   };
   const ttfb = (side: Side, q: number) => percentile(runs[side].ttfb1.ttfb, q);
-  const json1 = (side: Side, q: 50 | 99) => q === 50 ? runs[side].json1.p50Ms : runs[side].json1.p99Ms;
-  /** A side's c=1 latency minus direct's. */
-  const add = (side: Side, q: 50 | 99) => ({
-    json: json1(side, q) - json1("direct", q),
-    ttfb: ttfb(side, q) - ttfb("direct", q),
-  });
+  const add = (side: Side, q: 50 | 99) => addedOf(runs, (r) => r, side, q);
+  const shared = SIDES.every((side) => runs[side].shared)
+    ? (side: Side) => addedOf(runs, (r) => r.shared!, side, 50)
+    : undefined;
   const errors = (side: Side) => {
     const r = runs[side];
     return String(r.json32.wrk.errors + r.stream32.wrk.errors + r.json1.errors + r.ttfb1.errors);
@@ -345,6 +380,14 @@ export function render({ o, commit, wrk, runs, specHead, rows, profiled, holds }
       stream: both((r, side) => cpuMsPer(r.stream32, side)),
     },
     add50: { json: both((_, side) => add(side, 50).json), ttfb: both((_, side) => add(side, 50).ttfb) },
+    ...shared
+      ? {
+        add50Shared: {
+          json: both((_, side) => shared(side).json),
+          ttfb: both((_, side) => shared(side).ttfb),
+        },
+      }
+      : {},
     peakKiB: { json: both((r) => peakRss(r, "json32")), stream: both((r) => peakRss(r, "stream32")) },
     memory: { gateway: g.memory!, bare: b.memory! },
     specHead: { rps: specHead.json32.wrk.rps, cpuMs: cpuMsPer(specHead.json32, "bare") },
@@ -523,7 +566,7 @@ export function render({ o, commit, wrk, runs, specHead, rows, profiled, holds }
     `- Date: ${
       new Date().toISOString()
     }; ${navigator.hardwareConcurrency} CPUs, shared by wrk, the mock and the ` +
-    `proxy under test; deno ${Deno.version.deno} (v8 ${Deno.version.v8}); ${wrk}`,
+    `proxy under test (at c=1 see below); deno ${Deno.version.deno} (v8 ${Deno.version.v8}); ${wrk}`,
     `- Load: wrk 2 threads × ${CONNECTIONS} keep-alive connections, ${o.warmup} s warm-up then ${o.seconds} s ` +
     `measured per c=32 round, ${o.rounds} round${
       o.rounds === 1 ? "" : "s"
@@ -532,7 +575,8 @@ export function render({ o, commit, wrk, runs, specHead, rows, profiled, holds }
     `c=1, in as many rounds: wrk 1 connection for ${Math.max(1, o.seconds / 2)} s (JSON; its p50 and p99 ` +
     `the medians of the rounds'), a Deno fetch loop for 1 + ${
       Math.max(1, o.seconds / 2)
-    } s (stream time to first body byte; percentiles over every round's streams). Every process on loopback.`,
+    } s (stream time to first body byte; percentiles over every round's streams). ${placement(cores)} ` +
+    "Every process on loopback.",
     "- Upstream: bench/chat_mock.ts, one fixed `chat.completion` JSON, or one fixed SSE stream of " +
     `${STREAM_FRAMES} frames (20 content chunks, the finish chunk, the usage chunk, \`[DONE]\`), each frame its ` +
     "own body chunk, all queued at once. Gateway: `main.ts` with the start task's variables (" +
@@ -550,7 +594,8 @@ export function render({ o, commit, wrk, runs, specHead, rows, profiled, holds }
     `through it: ${
       num(
         [...g.rounds.json32, ...g.rounds.stream32].reduce((n, r) => n + r.wrk.requests, 0) +
-          g.json1.requests + g.ttfb1.completed,
+          g.json1.requests + g.ttfb1.completed +
+          (g.shared ? g.shared.json1.requests + g.shared.ttfb1.completed : 0),
       )
     }; wrk's warm-ups, the check stream and requests cut at a run's end are billed too).`,
     "",
@@ -725,12 +770,33 @@ function roundsLine(runs: Record<Side, SideRuns>, specHead: SpecHeadRuns): strin
       shares.join(", ")
     })`;
   });
-  const c1 = SIDES.filter((s) => s !== "direct").map((s) =>
+  const proxies = SIDES.filter((s) => s !== "direct");
+  const c1 = proxies.map((s) =>
     `${NAME[s]} ${
       runs[s].json1Rounds.map((w, i) => signed(w.p99Ms - runs.direct.json1Rounds[i]!.p99Ms)).join(" / ")
     }`
   );
+  const ttfb = (c: (r: SideRuns) => OneConnection) =>
+    proxies.map((s) =>
+      `${NAME[s]} ${
+        c(runs[s]).ttfb1Rounds.map((r, i) =>
+          signed(percentile(r.ttfb, 50) - percentile(c(runs.direct).ttfb1Rounds[i]!.ttfb, 50))
+        ).join(" / ")
+      }`
+    ).join("; ");
+  const shared = runs.gateway.shared ? `; with every process on any core: ${ttfb((r) => r.shared!)}` : "";
   return `Rounds at c=32, in the order run — ${parts.join(". ")}. c=1 JSON added p99, round by round: ${
     c1.join("; ")
-  }.`;
+  }. c=1 stream TTFB added p50, round by round: ${ttfb((r) => r)}${shared}.`;
+}
+
+/** How the one-connection rounds placed the processes (bench/affinity.ts). */
+function placement(cores: CoreSplit | string): string {
+  if (typeof cores === "string") {
+    return `Every process on any core at c=1 (the cores could not be split: ${cores}).`;
+  }
+  return `Each c=1 round runs twice: first with the proxy under test (every thread) on CPU ${cores.proxy} and ` +
+    `the load generator and the mock on CPU ${cores.load} (\`taskset\`: a deployment's clients and upstream ` +
+    "are on other machines; the c=1 columns and target are these rounds), then with every process on any core " +
+    '(a row of its own below; docs/performance.md "One connection: the proxy on a core of its own").';
 }

@@ -136,3 +136,25 @@ Deno.test("judge: against the bare proxy with spec §2.5's answer head, the JSON
   const cpu = judge({ ...f, specHead: { rps: 9_000, cpuMs: 0.0999 } });
   assert.deepEqual(cpu.map((x) => x.ok), cpu.map((_, i) => i !== 9));
 });
+
+Deno.test("judge: the c=1 rounds with every process on any core are a row beside the target, on the same bound", () => {
+  const shared = () => ({
+    ...atBounds(),
+    add50Shared: { json: { gateway: 0.5, bare: 0.4 }, ttfb: { gateway: 0.6, bare: 0.5 } },
+  });
+  const v = judge(shared());
+  assert.equal(v.length, 9);
+  assert.deepEqual(v.map((x) => x.ok), Array(9).fill(true));
+  assert.match(v[4]!.target, /JSON \/ stream TTFB \(each proxy on a core of its own\)$/);
+  assert.match(v[5]!.target, /^The same with every process on any core/);
+  assert.equal(v[5]!.gateway, "+0.500 ms / +0.600 ms");
+  assert.equal(v[5]!.bare, "+0.400 ms / +0.500 ms");
+  assert.equal(v[6]!.gateway, "150 MiB (1.50×)");
+  // Just past the bound on shared cores: only that row fails; past it on the own core: only the target.
+  const f = shared();
+  f.add50Shared.ttfb.gateway = 0.6001;
+  assert.deepEqual(judge(f).map((x) => x.ok), Array.from({ length: 9 }, (_, i) => i !== 5));
+  const g = shared();
+  g.add50.json.gateway = 0.3001;
+  assert.deepEqual(judge(g).map((x) => x.ok), Array.from({ length: 9 }, (_, i) => i !== 4));
+});

@@ -240,9 +240,9 @@ async function measureSides(
   const c1 = { own: oneConnectionRuns(), shared: oneConnectionRuns() };
   for (let round = 0; round < o.rounds; round++) {
     if (typeof cores !== "string") {
-      await setCores(cores.load, [Deno.pid, pids.mock]);
-      await setCores(cores.proxy, proxies);
       try {
+        await setCores(cores.load, [Deno.pid, pids.mock]);
+        await setCores(cores.proxy, proxies);
         await oneConnectionRound(ep, script, c1.own, `round ${round + 1}, own core`, o);
       } finally {
         await setCores(cores.all, [Deno.pid, pids.mock, ...proxies]);

@@ -328,7 +328,8 @@ export function render({ o, commit, wrk, runs, specHead, rows, profiled, holds, 
     : undefined;
   const errors = (side: Side) => {
     const r = runs[side];
-    return String(r.json32.wrk.errors + r.stream32.wrk.errors + r.json1.errors + r.ttfb1.errors);
+    const c1 = (c: OneConnection | undefined) => c ? c.json1.errors + c.ttfb1.errors : 0;
+    return String(r.json32.wrk.errors + r.stream32.wrk.errors + c1(r) + c1(r.shared));
   };
   const main = grid(
     [
